@@ -1,0 +1,17 @@
+package files
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/domo-agent/domo/servers/internal/mcpkit"
+)
+
+func (s *Server) readMediaFile() mcpkit.Tool {
+	return mcpkit.NewTool("read_media_file", "placeholder", readOnly,
+		func(ctx context.Context, req mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, error) {
+			return nil, errors.New("not implemented")
+		})
+}

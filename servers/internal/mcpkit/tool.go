@@ -1,0 +1,231 @@
+// Package mcpkit owns what every Domo MCP server shares: declaring tools with
+// all four annotations stated, decoding and validating their arguments,
+// turning failures into isError results a model can act on, progress
+// notifications, and serving over stdio or Streamable HTTP with a bearer
+// token. It holds no server's own tools and must never import host code.
+package mcpkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Hint is the value of one tool annotation. Its zero value means "not
+// stated", which NewServer refuses: mcp-go's defaults (destructive,
+// open-world) are wrong for most of our tools, so every tool says what it is.
+type Hint uint8
+
+// The two stated values of a Hint.
+const (
+	unstated Hint = iota
+	Yes
+	No
+)
+
+func (h Hint) ptr() *bool {
+	switch h {
+	case Yes:
+		b := true
+		return &b
+	case No:
+		b := false
+		return &b
+	}
+	return nil
+}
+
+// Annotations are the four behaviour hints of a tool. All four must be set.
+type Annotations struct {
+	ReadOnly    Hint
+	Destructive Hint
+	Idempotent  Hint
+	OpenWorld   Hint
+}
+
+// check reports which hints are unstated or contradictory.
+func (a Annotations) check() error {
+	var errs []error
+	for _, h := range []struct {
+		name string
+		v    Hint
+	}{{"ReadOnly", a.ReadOnly}, {"Destructive", a.Destructive}, {"Idempotent", a.Idempotent}, {"OpenWorld", a.OpenWorld}} {
+		if h.v != Yes && h.v != No {
+			errs = append(errs, fmt.Errorf("annotation %s is not stated", h.name))
+		}
+	}
+	if a.ReadOnly == Yes && a.Destructive == Yes {
+		errs = append(errs, errors.New("a read-only tool cannot be destructive"))
+	}
+	return errors.Join(errs...)
+}
+
+// Tool is one tool of a server: its MCP definition and its handler.
+type Tool struct {
+	Def         mcp.Tool
+	Annotations Annotations
+	Handler     server.ToolHandlerFunc
+	err         error // a declaration fault, reported by NewServer
+}
+
+// Option adjusts a tool declaration.
+type Option func(*toolConfig)
+
+type toolConfig struct {
+	title       string
+	inputTweak  func(*jsonschema.Schema)
+	outputType  func() (*jsonschema.Schema, error)
+	outputTweak func(*jsonschema.Schema)
+}
+
+// Title sets the human-readable title shown by clients.
+func Title(t string) Option { return func(c *toolConfig) { c.title = t } }
+
+// InputSchema lets a tool refine the schema inferred from its argument
+// struct: bounds, enums, defaults, formats.
+func InputSchema(f func(s *jsonschema.Schema)) Option {
+	return func(c *toolConfig) { c.inputTweak = f }
+}
+
+// Output declares that the tool returns structured content of type T, and
+// publishes T's schema as the tool's output schema. f, when not nil, refines
+// the inferred schema.
+func Output[T any](f func(s *jsonschema.Schema)) Option {
+	return func(c *toolConfig) {
+		c.outputType = func() (*jsonschema.Schema, error) { return jsonschema.For[T](nil) }
+		c.outputTweak = f
+	}
+}
+
+// Validator is implemented by argument structs that check more than their
+// schema can say. The error text goes to the model as is.
+type Validator interface {
+	Validate() error
+}
+
+// Handler runs a tool with decoded, validated arguments. A returned error
+// becomes an isError result carrying its message, so messages must tell the
+// model what to do next.
+type Handler[In any] func(ctx context.Context, req mcp.CallToolRequest, in In) (*mcp.CallToolResult, error)
+
+// NewTool declares a tool whose arguments decode into In. The input schema
+// is inferred from In (field tag `jsonschema:"description"`; fields without
+// omitempty are required) and unknown arguments are rejected.
+func NewTool[In any](name, description string, ann Annotations, h Handler[In], opts ...Option) Tool {
+	var cfg toolConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	t := Tool{Annotations: ann}
+	t.Def = mcp.NewTool(name, mcp.WithDescription(description))
+	t.Def.Annotations = mcp.ToolAnnotation{
+		Title:           cfg.title,
+		ReadOnlyHint:    ann.ReadOnly.ptr(),
+		DestructiveHint: ann.Destructive.ptr(),
+		IdempotentHint:  ann.Idempotent.ptr(),
+		OpenWorldHint:   ann.OpenWorld.ptr(),
+	}
+	t.Def.Title = cfg.title
+	in, err := schemaJSON(func() (*jsonschema.Schema, error) { return jsonschema.For[In](nil) }, cfg.inputTweak)
+	if err != nil {
+		t.err = fmt.Errorf("tool %s: input schema: %w", name, err)
+	}
+	t.Def.InputSchema = mcp.ToolInputSchema{}
+	t.Def.RawInputSchema = in
+	if cfg.outputType != nil {
+		out, err := schemaJSON(cfg.outputType, cfg.outputTweak)
+		if err != nil {
+			t.err = fmt.Errorf("tool %s: output schema: %w", name, err)
+		}
+		t.Def.RawOutputSchema = out
+	}
+	t.Handler = wrap(name, h)
+	return t
+}
+
+func schemaJSON(infer func() (*jsonschema.Schema, error), tweak func(*jsonschema.Schema)) (json.RawMessage, error) {
+	s, err := infer()
+	if err != nil {
+		return nil, err
+	}
+	if s.Type != "object" {
+		return nil, fmt.Errorf("schema type is %q, want object", s.Type)
+	}
+	if tweak != nil {
+		tweak(s)
+	}
+	return json.Marshal(s)
+}
+
+// wrap decodes arguments strictly, runs Validate, converts errors and panics
+// into isError results, and reports cancellation plainly.
+func wrap[In any](name string, h Handler[In]) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				slog.Error("tool panicked", "tool", name, "panic", p, "stack", string(debug.Stack()))
+				res, err = Errorf("internal error in %s: %v; this is a bug in the server, not in your arguments", name, p), nil
+			}
+		}()
+		in, derr := decode[In](req.GetRawArguments())
+		if derr != nil {
+			return Errorf("invalid arguments for %s: %v", name, derr), nil
+		}
+		if v, ok := any(&in).(Validator); ok {
+			if verr := v.Validate(); verr != nil {
+				return Errorf("invalid arguments for %s: %v", name, verr), nil
+			}
+		}
+		res, herr := h(ctx, req, in)
+		if ctx.Err() != nil && (herr != nil || res == nil) {
+			return Errorf("%s was cancelled before it finished", name), nil
+		}
+		if herr != nil {
+			return mcp.NewToolResultError(herr.Error()), nil
+		}
+		if res == nil {
+			return Errorf("internal error in %s: no result", name), nil
+		}
+		return res, nil
+	}
+}
+
+func decode[In any](raw any) (In, error) {
+	var in In
+	if raw == nil {
+		raw = map[string]any{}
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return in, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return in, err
+	}
+	return in, nil
+}
+
+// Errorf returns an isError result. The message should say what went wrong
+// and what the model can do about it.
+func Errorf(format string, args ...any) *mcp.CallToolResult {
+	return mcp.NewToolResultError(fmt.Sprintf(format, args...))
+}
+
+// Text returns a plain text result.
+func Text(s string) *mcp.CallToolResult { return mcp.NewToolResultText(s) }
+
+// Structured returns a result carrying v as structured content and text as
+// the human-readable rendering that clients without structured content show.
+func Structured(text string, v any) *mcp.CallToolResult {
+	return mcp.NewToolResultStructured(v, text)
+}
