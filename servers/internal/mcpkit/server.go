@@ -42,7 +42,6 @@ func NewServer(name, instructions string, tools []Tool, opts ...server.ServerOpt
 		server.WithToolCapabilities(false),
 		server.WithLogging(),
 		server.WithInstructions(instructions),
-		server.WithInputSchemaValidation(),
 		server.WithOutputSchemaValidation(),
 		// Roots are how a client narrows what a server may touch; asking for
 		// them is a server-initiated request even on newer protocol versions.

@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	jsonschema6 "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -140,6 +142,12 @@ func NewTool[In any](name, description string, ann Annotations, h Handler[In], o
 	}
 	t.Def.InputSchema = mcp.ToolInputSchema{}
 	t.Def.RawInputSchema = in
+	var validate *jsonschema6.Schema
+	if t.err == nil {
+		if validate, err = compileSchema(name, in); err != nil {
+			t.err = fmt.Errorf("tool %s: input schema: %w", name, err)
+		}
+	}
 	if cfg.outputType != nil {
 		out, err := schemaJSON(cfg.outputType, cfg.outputTweak)
 		if err != nil {
@@ -147,7 +155,7 @@ func NewTool[In any](name, description string, ann Annotations, h Handler[In], o
 		}
 		t.Def.RawOutputSchema = out
 	}
-	t.Handler = wrap(name, h)
+	t.Handler = wrap(name, validate, h)
 	return t
 }
 
@@ -165,9 +173,10 @@ func schemaJSON(infer func() (*jsonschema.Schema, error), tweak func(*jsonschema
 	return json.Marshal(s)
 }
 
-// wrap decodes arguments strictly, runs Validate, converts errors and panics
-// into isError results, and reports cancellation plainly.
-func wrap[In any](name string, h Handler[In]) server.ToolHandlerFunc {
+// wrap checks arguments against the input schema, decodes them strictly,
+// runs Validate, converts errors and panics into isError results, and
+// reports cancellation plainly.
+func wrap[In any](name string, schema *jsonschema6.Schema, h Handler[In]) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -175,7 +184,16 @@ func wrap[In any](name string, h Handler[In]) server.ToolHandlerFunc {
 				res, err = Errorf("internal error in %s: %v; this is a bug in the server, not in your arguments", name, p), nil
 			}
 		}()
-		in, derr := decode[In](req.GetRawArguments())
+		raw, err := argsJSON(req.GetRawArguments())
+		if err != nil {
+			return Errorf("invalid arguments for %s: %v", name, err), nil
+		}
+		if schema != nil {
+			if verr := checkArgs(schema, raw); verr != nil {
+				return Errorf("invalid arguments for %s: %v", name, verr), nil
+			}
+		}
+		in, derr := decode[In](raw)
 		if derr != nil {
 			return Errorf("invalid arguments for %s: %v", name, derr), nil
 		}
@@ -198,15 +216,25 @@ func wrap[In any](name string, h Handler[In]) server.ToolHandlerFunc {
 	}
 }
 
-func decode[In any](raw any) (In, error) {
+// argsJSON returns the arguments of a call as JSON text; they arrive
+// either raw or already decoded, depending on the transport.
+func argsJSON(raw any) ([]byte, error) {
+	switch v := raw.(type) {
+	case nil:
+		return []byte("{}"), nil
+	case json.RawMessage:
+		if len(bytes.TrimSpace(v)) == 0 || string(bytes.TrimSpace(v)) == "null" {
+			return []byte("{}"), nil
+		}
+		return v, nil
+	case []byte:
+		return argsJSON(json.RawMessage(v))
+	}
+	return json.Marshal(raw)
+}
+
+func decode[In any](b []byte) (In, error) {
 	var in In
-	if raw == nil {
-		raw = map[string]any{}
-	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return in, err
-	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
@@ -228,4 +256,52 @@ func Text(s string) *mcp.CallToolResult { return mcp.NewToolResultText(s) }
 // the human-readable rendering that clients without structured content show.
 func Structured(text string, v any) *mcp.CallToolResult {
 	return mcp.NewToolResultStructured(v, text)
+}
+
+// compileSchema compiles a tool's input schema for validating calls.
+// mcp-go can validate too, but its messages print Go structs; these say
+// "missing property 'path'" and "head: minimum: got -1, want 1".
+func compileSchema(name string, schema json.RawMessage) (*jsonschema6.Schema, error) {
+	doc, err := jsonschema6.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema6.NewCompiler()
+	url := "mem:///" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+// checkArgs validates arguments against a compiled schema and lists every
+// problem in one line, each prefixed by the argument it concerns.
+func checkArgs(schema *jsonschema6.Schema, raw []byte) error {
+	args, err := jsonschema6.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	err = schema.Validate(args)
+	if err == nil {
+		return nil
+	}
+	var verr *jsonschema6.ValidationError
+	if !errors.As(err, &verr) {
+		return err
+	}
+	var msgs []string
+	for _, u := range verr.BasicOutput().Errors {
+		if u.Error == nil || u.Error.String() == "" || strings.HasPrefix(u.Error.String(), "validation failed") {
+			continue
+		}
+		msg := u.Error.String()
+		if loc := strings.TrimPrefix(u.InstanceLocation, "/"); loc != "" {
+			msg = loc + ": " + msg
+		}
+		msgs = append(msgs, msg)
+	}
+	if len(msgs) == 0 {
+		return err
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
