@@ -16,9 +16,9 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	jsonschema6 "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	jsonschema6 "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Hint is the value of one tool annotation. Its zero value means "not

@@ -113,7 +113,9 @@ func TestStructuredContent(t *testing.T) {
 }
 
 func TestAnnotationsMustBeStated(t *testing.T) {
-	h := func(ctx context.Context, req mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, error) { return nil, nil }
+	h := func(ctx context.Context, req mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, error) {
+		return nil, nil
+	}
 	tests := []struct {
 		name string
 		ann  mcpkit.Annotations
@@ -185,4 +187,3 @@ func TestProgressAndCancel(t *testing.T) {
 		t.Errorf("progress notifications = %v, want 1..5", progress)
 	}
 }
-
