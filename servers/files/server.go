@@ -75,14 +75,18 @@ func (s *Server) MCP() (*mcpkit.Server, error) {
 		return nil, err
 	}
 	srv.MCP.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(ctx context.Context, n mcp.JSONRPCNotification) {
-		if cs := server.ClientSessionFromContext(ctx); cs != nil {
-			if st, ok := s.sessions.Load(cs.SessionID()); ok {
-				st := st.(*session)
+		// Some transports deliver notifications without the session in ctx;
+		// then every session asks again, which costs one roots/list each.
+		cs := server.ClientSessionFromContext(ctx)
+		s.sessions.Range(func(id, v any) bool {
+			if cs == nil || cs.SessionID() == id {
+				st := v.(*session)
 				st.mu.Lock()
 				st.stale = true
 				st.mu.Unlock()
 			}
-		}
+			return true
+		})
 	})
 	return srv, nil
 }
