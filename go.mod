@@ -2,6 +2,8 @@ module github.com/domo-agent/domo
 
 go 1.26.0
 
+ignore ./tests/peers/node_modules
+
 require (
 	github.com/google/jsonschema-go v0.4.2
 	github.com/mark3labs/mcp-go v1.2.1

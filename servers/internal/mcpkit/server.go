@@ -43,8 +43,11 @@ func NewServer(name, instructions string, tools []Tool, opts ...server.ServerOpt
 		server.WithLogging(),
 		server.WithInstructions(instructions),
 		server.WithOutputSchemaValidation(),
-		// Roots are how a client narrows what a server may touch; asking for
-		// them is a server-initiated request even on newer protocol versions.
+		// Roots are how a client narrows what a server may touch. Asking for
+		// them is a server-initiated request, which the 2026-07-28 protocol
+		// replaced; today's clients (Claude Desktop, VS Code, Cursor, the
+		// Inspector) still answer it over stdio.
+		//lint:ignore SA1019 needed until clients move to multi round-trip requests
 		server.WithLegacyServerInitiatedRequests(),
 	}
 	s := server.NewMCPServer(name, Version, append(base, opts...)...)
