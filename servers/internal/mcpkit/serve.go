@@ -89,7 +89,7 @@ func (a App) Run(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			return fmt.Errorf("%w: --token-file and --no-auth only apply with --http", ErrUsage)
 		}
 		log.Info("serving on stdio", "server", a.Name, "version", Version)
-		return server.NewStdioServer(srv.MCP).Listen(ctx, stdin, stdout)
+		return serveStdio(ctx, srv.MCP, stdin, stdout)
 	}
 	token, err := loadToken(*tokenFile, os.Getenv("DOMO_TOKEN"))
 	if err != nil {

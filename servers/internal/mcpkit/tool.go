@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -76,6 +77,22 @@ type Tool struct {
 	Annotations Annotations
 	Handler     server.ToolHandlerFunc
 	err         error // a declaration fault, reported by NewServer
+	schema      func() (*jsonschema6.Schema, error)
+}
+
+// Verify reports declaration faults, including an input schema that does
+// not compile, which otherwise shows only at the tool's first call.
+func (t Tool) Verify() error {
+	if t.err != nil {
+		return t.err
+	}
+	if err := t.Annotations.check(); err != nil {
+		return fmt.Errorf("tool %s: %w", t.Def.Name, err)
+	}
+	if _, err := t.schema(); err != nil {
+		return fmt.Errorf("tool %s: input schema: %w", t.Def.Name, err)
+	}
+	return nil
 }
 
 // Option adjusts a tool declaration.
@@ -142,12 +159,9 @@ func NewTool[In any](name, description string, ann Annotations, h Handler[In], o
 	}
 	t.Def.InputSchema = mcp.ToolInputSchema{}
 	t.Def.RawInputSchema = in
-	var validate *jsonschema6.Schema
-	if t.err == nil {
-		if validate, err = compileSchema(name, in); err != nil {
-			t.err = fmt.Errorf("tool %s: input schema: %w", name, err)
-		}
-	}
+	// Compiling a schema costs more than the rest of a cold start, so it
+	// waits for the tool's first call; Verify compiles it in tests.
+	t.schema = sync.OnceValues(func() (*jsonschema6.Schema, error) { return compileSchema(name, in) })
 	if cfg.outputType != nil {
 		out, err := schemaJSON(cfg.outputType, cfg.outputTweak)
 		if err != nil {
@@ -155,7 +169,7 @@ func NewTool[In any](name, description string, ann Annotations, h Handler[In], o
 		}
 		t.Def.RawOutputSchema = out
 	}
-	t.Handler = wrap(name, validate, h)
+	t.Handler = wrap(name, t.schema, h)
 	return t
 }
 
@@ -167,16 +181,40 @@ func schemaJSON(infer func() (*jsonschema.Schema, error), tweak func(*jsonschema
 	if s.Type != "object" {
 		return nil, fmt.Errorf("schema type is %q, want object", s.Type)
 	}
+	dropNullable(s)
 	if tweak != nil {
 		tweak(s)
 	}
 	return json.Marshal(s)
 }
 
+// dropNullable turns the ["null", T] types that jsonschema.For gives slices
+// and maps into plain T. Arguments and results never carry null there, and
+// single types map onto every model provider's schema dialect (Gemini's
+// OpenAPI subset rejects type arrays).
+func dropNullable(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	for _, p := range s.Properties {
+		dropNullable(p)
+	}
+	dropNullable(s.Items)
+	if s.AdditionalProperties != nil {
+		dropNullable(s.AdditionalProperties)
+	}
+	for _, d := range s.Defs {
+		dropNullable(d)
+	}
+}
+
 // wrap checks arguments against the input schema, decodes them strictly,
 // runs Validate, converts errors and panics into isError results, and
 // reports cancellation plainly.
-func wrap[In any](name string, schema *jsonschema6.Schema, h Handler[In]) server.ToolHandlerFunc {
+func wrap[In any](name string, compiled func() (*jsonschema6.Schema, error), h Handler[In]) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -188,10 +226,12 @@ func wrap[In any](name string, schema *jsonschema6.Schema, h Handler[In]) server
 		if err != nil {
 			return Errorf("invalid arguments for %s: %v", name, err), nil
 		}
-		if schema != nil {
-			if verr := checkArgs(schema, raw); verr != nil {
-				return Errorf("invalid arguments for %s: %v", name, verr), nil
-			}
+		schema, err := compiled()
+		if err != nil {
+			return Errorf("internal error in %s: its input schema does not compile: %v", name, err), nil
+		}
+		if verr := checkArgs(schema, raw); verr != nil {
+			return Errorf("invalid arguments for %s: %v", name, verr), nil
 		}
 		in, derr := decode[In](raw)
 		if derr != nil {

@@ -76,6 +76,9 @@ func Text(res *mcp.CallToolResult) string {
 func CheckAnnotations(t *testing.T, s *mcpkit.Server) {
 	t.Helper()
 	for _, tool := range s.Tools {
+		if err := tool.Verify(); err != nil {
+			t.Error(err)
+		}
 		a := tool.Annotations
 		for name, h := range map[string]mcpkit.Hint{"ReadOnly": a.ReadOnly, "Destructive": a.Destructive, "Idempotent": a.Idempotent, "OpenWorld": a.OpenWorld} {
 			if h != mcpkit.Yes && h != mcpkit.No {
