@@ -5,6 +5,7 @@ go 1.26.0
 ignore ./tests/peers/node_modules
 
 require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/google/jsonschema-go v0.4.2
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2

@@ -10,7 +10,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
 	"syscall"
 )
@@ -100,29 +100,29 @@ func atomicWrite(loc Location, data []byte) error {
 	if loc.IsDirRoot() {
 		return fmt.Errorf("%s is an allowed directory itself, not a file", loc.Path())
 	}
-	perm := fs.FileMode(0o644)
+	// A new file gets 0666 less the umask, as editors create files; an
+	// existing one keeps its exact mode.
+	perm, keep := fs.FileMode(0o666), false
 	if fi, err := loc.Lstat(); err == nil {
 		if fi.IsDir() {
 			return fmt.Errorf("%s is a directory; give a file path", loc.Path())
 		}
 		if fi.Mode().IsRegular() {
-			perm = fi.Mode().Perm()
+			perm, keep = fi.Mode().Perm(), true
 		}
 	}
 	parent := loc.Parent()
 	if fi, err := parent.Root().Stat(parent.Rel); err != nil || !fi.IsDir() {
 		return fmt.Errorf("directory %s does not exist: create it first with create_directory", parent.Path())
 	}
-	var suffix [6]byte
-	_, _ = rand.Read(suffix[:])
-	tmp := filepath.Join(parent.Rel, "."+loc.Base()+".domo-"+hex.EncodeToString(suffix[:])+".tmp")
+	tmp := tempSibling(loc)
 	f, err := loc.Root().OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return describe(loc, err)
 	}
 	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(perm) // O_CREATE applies the umask; keep the old mode exactly
+	if werr == nil && keep {
+		werr = f.Chmod(perm) // O_CREATE applied the umask; keep the old mode exactly
 	}
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
@@ -134,4 +134,11 @@ func atomicWrite(loc Location, data []byte) error {
 		return describe(loc, err)
 	}
 	return nil
+}
+
+// tempSibling names a temporary file in loc's directory.
+func tempSibling(loc Location) string {
+	var suffix [6]byte
+	_, _ = rand.Read(suffix[:])
+	return path.Join(loc.Parent().Rel, "."+loc.Base()+".domo-"+hex.EncodeToString(suffix[:])+".tmp")
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -325,3 +326,48 @@ func (s *Sandbox) follow(loc Location, orig string) (Location, error) {
 
 // Lstat describes loc itself.
 func (l Location) Lstat() (fs.FileInfo, error) { return l.Root().Lstat(l.Rel) }
+
+// ResolveNoFollow is Resolve without following the last
+// component. It maps p lexically (choosing the allowed directory the way
+// Resolve does, which matters for relative paths when there are several),
+// follows the parent directory, and joins the base name to the result.
+func (sb *Sandbox) ResolveNoFollow(p string) (Location, error) {
+	if len(sb.Dirs()) == 0 {
+		return sb.Resolve(p) // for its message
+	}
+	if err := checkPathString(p); err != nil {
+		return Location{}, err
+	}
+	loc, err := sb.locate(p)
+	if err != nil || loc.IsDirRoot() {
+		return loc, err
+	}
+	parent, err := sb.follow(loc.Parent(), p)
+	if err != nil {
+		return Location{}, err
+	}
+	return Location{Dir: parent.Dir, Rel: path.Join(parent.Rel, loc.Base())}, nil
+}
+
+// DiskPath is where l is on disk, as far as it was resolved.
+func (l Location) DiskPath() string { return filepath.Join(l.Dir.Path, l.Rel) }
+
+// OpenSubtree opens the directory at loc as a root of its own. A walk
+// below it resolves every name against that directory handle, so a
+// directory swapped for a symlink during the walk cannot lead anywhere
+// else. Locations in the returned Dir print as paths below loc. The caller
+// closes it.
+func (loc Location) OpenSubtree() (*Dir, error) {
+	fi, err := loc.Root().Stat(loc.Rel)
+	if err != nil {
+		return nil, describe(loc, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is a file, not a directory: give a directory, or use get_file_info or read_text_file on the file", loc.Path())
+	}
+	r, err := loc.Root().OpenRoot(loc.Rel)
+	if err != nil {
+		return nil, describe(loc, err)
+	}
+	return &Dir{Path: filepath.Join(loc.Dir.Path, loc.Rel), Shown: loc.Path(), root: r}, nil
+}

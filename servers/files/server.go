@@ -174,3 +174,12 @@ func humanSize(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// resolveNoFollow resolves p for the calling session like resolve, except
+// that a symlink as the last component is the location itself, not what
+// it points to: move_file and delete_file act on names, and a link is a
+// name. Symlinks before the last component are followed as Resolve
+// follows them.
+func (s *Server) resolveNoFollow(ctx context.Context, p string) (Location, error) {
+	return s.sandbox(ctx).ResolveNoFollow(p)
+}
