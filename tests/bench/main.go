@@ -73,36 +73,40 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 
 	// Cold start: interleave the servers so both see the same machine load.
 	coldTimes := make([][]time.Duration, len(servers))
+	coldCPU := make([][]time.Duration, len(servers))
 	for range *starts {
 		for i, s := range servers {
-			d, err := coldStart(ctx, s)
+			d, c, err := coldStart(ctx, s)
 			if err != nil {
 				return fmt.Errorf("%s cold start: %w", s.name, err)
 			}
 			coldTimes[i] = append(coldTimes[i], d)
+			coldCPU[i] = append(coldCPU[i], c)
 		}
 	}
-	fmt.Fprintf(w, "Cold start, process spawn to tools/list answered (median of %d; min–max):\n", *starts)
+	fmt.Fprintf(w, "Cold start, process spawn to tools/list answered (median of %d; min–max; server CPU user+sys, start to exit):\n", *starts)
 	for i, s := range servers {
-		fmt.Fprintf(w, "  %-26s %8.2f ms   (%.2f–%.2f)\n", s.name, ms(median(coldTimes[i])), ms(slices.Min(coldTimes[i])), ms(slices.Max(coldTimes[i])))
+		fmt.Fprintf(w, "  %-26s %8.2f ms   (%.2f–%.2f)   cpu %.2f ms\n", s.name, ms(median(coldTimes[i])), ms(slices.Min(coldTimes[i])), ms(slices.Max(coldTimes[i])), ms(median(coldCPU[i])))
 	}
 	fmt.Fprintf(w, "  %-26s %8.1f×  (target ≤ 10 ms and ≥ 20×)\n\n", "ratio", float64(median(coldTimes[1]))/float64(median(coldTimes[0])))
 
 	rates := make([][]float64, len(servers))
+	callCPU := make([][]time.Duration, len(servers))
 	for range *rounds {
 		for i, s := range servers {
-			r, err := throughput(ctx, s, small, *calls)
+			r, c, err := throughput(ctx, s, small, *calls)
 			if err != nil {
 				return fmt.Errorf("%s throughput: %w", s.name, err)
 			}
 			rates[i] = append(rates[i], r)
+			callCPU[i] = append(callCPU[i], c)
 		}
 	}
-	fmt.Fprintf(w, "read_text_file on a %d-byte file, %d sequential calls in one session (median of %d rounds; min–max):\n", 500, *calls, *rounds)
+	fmt.Fprintf(w, "read_text_file on a %d-byte file, %d sequential calls in one session (median of %d rounds; min–max; server CPU per call):\n", 500, *calls, *rounds)
 	med := make([]float64, len(servers))
 	for i, s := range servers {
 		med[i] = medianF(rates[i])
-		fmt.Fprintf(w, "  %-26s %8.0f calls/s   (%.0f–%.0f)\n", s.name, med[i], slices.Min(rates[i]), slices.Max(rates[i]))
+		fmt.Fprintf(w, "  %-26s %8.0f calls/s   (%.0f–%.0f)   cpu %.1f µs/call\n", s.name, med[i], slices.Min(rates[i]), slices.Max(rates[i]), float64(median(callCPU[i]))/float64(time.Microsecond))
 	}
 	fmt.Fprintf(w, "  %-26s %8.1f×  (target ≥ 10,000 calls/s and ≥ 3×)\n", "ratio", med[0]/med[1])
 	return nil
@@ -139,7 +143,8 @@ func start(ctx context.Context, s server) (*session, error) {
 	return &session{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, nil
 }
 
-func (s *session) close() {
+// close ends the session and returns the CPU time the server used.
+func (s *session) close() time.Duration {
 	s.in.Close()
 	done := make(chan struct{})
 	go func() { _ = s.cmd.Wait(); close(done) }()
@@ -149,6 +154,10 @@ func (s *session) close() {
 		_ = s.cmd.Process.Kill()
 		<-done
 	}
+	if s.cmd.ProcessState == nil {
+		return 0
+	}
+	return s.cmd.ProcessState.UserTime() + s.cmd.ProcessState.SystemTime()
 }
 
 func (s *session) notify(method string) error {
@@ -200,52 +209,62 @@ func (s *session) initialize() error {
 	return s.notify("notifications/initialized")
 }
 
-func coldStart(ctx context.Context, srv server) (time.Duration, error) {
+// coldStart returns the wall time from spawn to the tools/list answer, and
+// the CPU time the server used in all (start to exit).
+func coldStart(ctx context.Context, srv server) (wall, cpu time.Duration, err error) {
 	t0 := time.Now()
 	s, err := start(ctx, srv)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	defer s.close()
 	if err := s.initialize(); err != nil {
-		return 0, err
+		s.close()
+		return 0, 0, err
 	}
 	res, err := s.call("tools/list", map[string]any{})
+	wall = time.Since(t0)
+	cpu = s.close()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	d := time.Since(t0)
 	if !strings.Contains(string(res), "read_text_file") {
-		return 0, fmt.Errorf("tools/list has no read_text_file: %.200s", res)
+		return 0, 0, fmt.Errorf("tools/list has no read_text_file: %.200s", res)
 	}
-	return d, nil
+	return wall, cpu, nil
 }
 
-func throughput(ctx context.Context, srv server, file string, n int) (float64, error) {
+// throughput returns calls per second over n sequential calls, and the
+// server's CPU time per call over the whole session.
+func throughput(ctx context.Context, srv server, file string, n int) (rate float64, cpu time.Duration, err error) {
 	s, err := start(ctx, srv)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	defer s.close()
+	defer func() {
+		c := s.close()
+		if err == nil {
+			cpu = c / time.Duration(n+1)
+		}
+	}()
 	if err := s.initialize(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	params := map[string]any{"name": "read_text_file", "arguments": map[string]any{"path": file}}
 	// Warm up, and check the answer is the file, not an error.
 	res, err := s.call("tools/call", params)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if strings.Contains(string(res), `"isError":true`) || !strings.Contains(string(res), "a small file") {
-		return 0, fmt.Errorf("read_text_file did not return the file: %.300s", res)
+		return 0, 0, fmt.Errorf("read_text_file did not return the file: %.300s", res)
 	}
 	t0 := time.Now()
 	for range n {
 		if _, err := s.call("tools/call", params); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	return float64(n) / time.Since(t0).Seconds(), nil
+	return float64(n) / time.Since(t0).Seconds(), 0, nil
 }
 
 func median(d []time.Duration) time.Duration {
