@@ -197,16 +197,21 @@ func (s *Server) printTools(w io.Writer) error {
 	fmt.Fprintf(tw, "%s %s: %d tools\n", s.Name, Version, len(s.Tools))
 	for _, t := range s.Tools {
 		var marks []string
-		if t.Annotations.ReadOnly == Yes {
+		switch {
+		case t.Annotations.ReadOnly == Yes:
 			marks = append(marks, "read-only")
-		}
-		if t.Annotations.Destructive == Yes {
+		case t.Annotations.Destructive == Yes:
 			marks = append(marks, "destructive")
+		default:
+			marks = append(marks, "writes")
 		}
 		if t.Annotations.OpenWorld == Yes {
 			marks = append(marks, "open-world")
 		}
 		desc, _, _ := strings.Cut(t.Def.Description, ". ")
+		if r := []rune(desc); len(r) > 90 {
+			desc = string(r[:89]) + "…"
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Def.Name, strings.Join(marks, ","), desc)
 	}
 	return tw.Flush()
