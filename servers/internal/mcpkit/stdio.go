@@ -93,12 +93,46 @@ type reader struct {
 
 const handOffAfter = 200 * time.Microsecond
 
+// maxMessageBytes bounds one incoming message, so a client cannot make the
+// server buffer without end. The largest legitimate one is a write_file of
+// the maximum content, JSON-escaped.
+const maxMessageBytes = 64 << 20
+
+var errTooLong = errors.New("message too long")
+
+// readLine reads up to and including the next newline. A line longer than
+// max is read through and dropped, and errTooLong returned.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > max {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err != nil {
+				return nil, err
+			}
+			return nil, errTooLong
+		}
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
 func (r *reader) loop(ctx context.Context) {
 	for {
 		if ctx.Err() != nil {
 			return
 		}
-		line, err := r.br.ReadBytes('\n')
+		line, err := readLine(r.br, maxMessageBytes)
+		if errors.Is(err, errTooLong) {
+			_ = r.sess.write(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INVALID_REQUEST,
+				fmt.Sprintf("message over %d MiB refused", maxMessageBytes>>20), nil))
+			continue
+		}
 		if err != nil {
 			if len(bytes.TrimSpace(line)) > 0 {
 				r.sess.dispatch(ctx, r.srv, line, r.inflight, true)

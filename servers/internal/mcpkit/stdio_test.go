@@ -197,3 +197,20 @@ func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
 }
+
+// TestStdioOversizedMessage sends a line over the message limit: it is
+// refused, and the server goes on serving.
+func TestStdioOversizedMessage(t *testing.T) {
+	c := startPipe(t, rootsApp(t))
+	go func() {
+		big := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"word":"` + strings.Repeat("x", 65<<20) + `"}}}`
+		c.send(big)
+		c.send(initMsg)
+	}()
+	if m := c.next(); !strings.Contains(toJSON(m), "refused") {
+		t.Errorf("reply to an oversized message = %.200v", m)
+	}
+	if m := c.next(); m["id"] != float64(1) {
+		t.Errorf("initialize after an oversized message = %v", m)
+	}
+}
