@@ -61,7 +61,7 @@ func (s *Server) editFile() mcpkit.Tool {
 			if err != nil {
 				return nil, err
 			}
-			edited, notes, err := applyEdits(ctx, src.text, in.Edits, src.normalizeEdits())
+			edited, notes, err := applyEdits(ctx, src.text, in.Edits, src.normalizeEdits(), s.opts.MaxWriteBytes)
 			if err != nil {
 				return nil, err
 			}
@@ -222,8 +222,10 @@ func keepFinalNewline(text, edited string) string {
 }
 
 // applyEdits applies edits to text in order. notes mention edits that
-// matched only when ignoring whitespace.
-func applyEdits(ctx context.Context, text string, edits []editOp, normalize bool) (string, []string, error) {
+// matched only when ignoring whitespace. An edit whose result would be
+// over limit bytes fails before the result is built: a few short edits
+// can otherwise multiply a small file past any memory.
+func applyEdits(ctx context.Context, text string, edits []editOp, normalize bool, limit int64) (string, []string, error) {
 	var notes []string
 	for i, e := range edits {
 		if err := ctx.Err(); err != nil {
@@ -234,7 +236,7 @@ func applyEdits(ctx context.Context, text string, edits []editOp, normalize bool
 			old = strings.ReplaceAll(old, "\r\n", "\n")
 			repl = strings.ReplaceAll(repl, "\r\n", "\n")
 		}
-		out, n, loose, err := applyEdit(ctx, text, old, repl, e.ReplaceAll)
+		out, n, loose, err := applyEdit(ctx, text, old, repl, e.ReplaceAll, limit)
 		if err != nil {
 			var after string
 			if i > 0 {
@@ -257,9 +259,12 @@ func applyEdits(ctx context.Context, text string, edits []editOp, normalize bool
 // applyEdit replaces old with repl in text: an exact match first, else a
 // match of whole lines ignoring leading and trailing whitespace. It
 // returns how many places were replaced and whether the match was loose.
-func applyEdit(ctx context.Context, text, old, repl string, all bool) (string, int, bool, error) {
+func applyEdit(ctx context.Context, text, old, repl string, all bool, limit int64) (string, int, bool, error) {
 	switch n := strings.Count(text, old); {
 	case n == 1 || (n > 1 && all):
+		if int64(len(text))+int64(n)*int64(len(repl)-len(old)) > limit {
+			return "", 0, false, overLimit(limit)
+		}
 		return strings.ReplaceAll(text, old, repl), n, false, nil
 	case n > 1:
 		return "", 0, false, ambiguousEdit(exactLines(text, old), "")
@@ -279,13 +284,7 @@ func applyEdit(ctx context.Context, text, old, repl string, all bool) (string, i
 	if blank {
 		return "", 0, false, errors.New("old_text was not found and is only whitespace: include a line with text in it")
 	}
-	var starts []int
-	for i := 0; i+len(oldKeys) <= len(keys); i++ {
-		if matchAt(keys, oldKeys, i) {
-			starts = append(starts, i)
-			i += len(oldKeys) - 1
-		}
-	}
+	starts := looseMatches(keys, oldKeys)
 	switch {
 	case len(starts) == 0:
 		return "", 0, false, fmt.Errorf("old_text was not found, not even ignoring indentation; %s; read the file again and copy old_text exactly", closestLine(ctx, lines, oldKeys))
@@ -294,6 +293,18 @@ func applyEdit(ctx context.Context, text, old, repl string, all bool) (string, i
 			starts[i]++
 		}
 		return "", 0, false, ambiguousEdit(starts, " when ignoring indentation")
+	}
+	// Re-indenting gives each line of repl at most the longest indentation
+	// of the lines it replaces; bound the result by that before building it.
+	size, replLines := int64(len(text)), int64(strings.Count(repl, "\n")+1)
+	for _, st := range starts {
+		indent := 0
+		for _, l := range lines[st : st+len(oldLines)] {
+			indent = max(indent, len(leadingSpace(l)))
+		}
+		if size += int64(len(repl)) + replLines*int64(indent); size > limit {
+			return "", 0, false, overLimit(limit)
+		}
 	}
 	var b strings.Builder
 	next := 0
@@ -310,13 +321,30 @@ func applyEdit(ctx context.Context, text, old, repl string, all bool) (string, i
 	return b.String(), len(starts), true, nil
 }
 
-func matchAt(keys, oldKeys []string, at int) bool {
-	for j, k := range oldKeys {
-		if keys[at+j] != k {
-			return false
+// looseMatches returns where oldKeys occurs in keys, as the index of its
+// first line, without overlaps. It searches the keys joined by newlines,
+// which no key holds, so the search takes time linear in their length, not
+// len(keys) × len(oldKeys) comparisons.
+func looseMatches(keys, oldKeys []string) []int {
+	hay := "\n" + strings.Join(keys, "\n") + "\n"
+	needle := "\n" + strings.Join(oldKeys, "\n") + "\n"
+	var starts []int
+	line, from := 0, 0 // line counts the newlines in hay[:from]
+	for {
+		i := strings.Index(hay[from:], needle)
+		if i < 0 {
+			return starts
 		}
+		line += strings.Count(hay[from:from+i], "\n")
+		starts = append(starts, line)
+		// Go on from the match's last newline, which starts the next line.
+		line += len(oldKeys)
+		from += i + len(needle) - 1
 	}
-	return true
+}
+
+func overLimit(limit int64) error {
+	return fmt.Errorf("the edit would make the file larger than this server's write limit of %s", humanSize(limit))
 }
 
 // ambiguousEdit is the error for old_text found in more than one place, at

@@ -103,12 +103,13 @@ func atomicWrite(loc Location, data []byte) error {
 	// A new file gets 0666 less the umask, as editors create files; an
 	// existing one keeps its exact mode.
 	perm, keep := fs.FileMode(0o666), false
+	var old fs.FileInfo
 	if fi, err := loc.Lstat(); err == nil {
 		if fi.IsDir() {
 			return fmt.Errorf("%s is a directory; give a file path", loc.Path())
 		}
 		if fi.Mode().IsRegular() {
-			perm, keep = fi.Mode().Perm(), true
+			perm, keep, old = fi.Mode().Perm(), true, fi
 		}
 	}
 	parent := loc.Parent()
@@ -122,7 +123,14 @@ func atomicWrite(loc Location, data []byte) error {
 	}
 	_, werr := f.Write(data)
 	if werr == nil && keep {
-		werr = f.Chmod(perm) // O_CREATE applied the umask; keep the old mode exactly
+		// A server running as root must not hand a user's file to root.
+		// Without the privilege the chown fails, and the file is ours anyway.
+		if uid, gid, _, _ := ownerAndTimes(old); uid != nil && gid != nil {
+			_ = f.Chown(int(*uid), int(*gid))
+		}
+		// After the chown, which may clear setuid bits: O_CREATE applied
+		// the umask, and the old mode is kept exactly.
+		werr = f.Chmod(perm)
 	}
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
@@ -136,9 +144,55 @@ func atomicWrite(loc Location, data []byte) error {
 	return nil
 }
 
+// maxTempBase is how much of a file's name its temporary sibling repeats,
+// leaving room for the rest within the 255-byte limit on a name.
+const maxTempBase = 200
+
 // tempSibling names a temporary file in loc's directory.
 func tempSibling(loc Location) string {
 	var suffix [6]byte
 	_, _ = rand.Read(suffix[:])
-	return path.Join(loc.Parent().Rel, "."+loc.Base()+".domo-"+hex.EncodeToString(suffix[:])+".tmp")
+	base := loc.Base()
+	if len(base) > maxTempBase {
+		base = strings.ToValidUTF8(base[:maxTempBase], "")
+	}
+	return path.Join(loc.Parent().Rel, "."+base+".domo-"+hex.EncodeToString(suffix[:])+".tmp")
+}
+
+// maxWalkDepth is how many directories deep a walk goes. Each open in a
+// walk resolves its path from the top again, so a chain of n directories
+// costs n² lookups to walk; a path argument cannot name anything this deep
+// anyway.
+const maxWalkDepth = 512
+
+// errTooDeep is what a walk reports for a directory it does not read.
+var errTooDeep = fmt.Errorf("more than %d directories deep", maxWalkDepth)
+
+// openDir opens the directory rel below r. The trailing "/." makes os.Root
+// open rel as a directory on the way (with O_DIRECTORY), so a FIFO put
+// where the directory was is refused at once: a plain open of a FIFO
+// blocks until a writer comes, and cancellation cannot stop it.
+func openDir(r *os.Root, rel string) (*os.File, error) {
+	return r.Open(rel + "/.")
+}
+
+// openSubRoot opens the directory rel below r as a root of its own; see
+// openDir for the trailing "/.".
+func openSubRoot(r *os.Root, rel string) (*os.Root, error) {
+	return r.OpenRoot(rel + "/.")
+}
+
+// walkFS is the tree below an os.Root as fs.WalkDir reads it: through
+// openDir, and no deeper than maxWalkDepth. A directory it does not read is
+// reported to the walk function as an error, like an unreadable one.
+type walkFS struct{ root *os.Root }
+
+func (w walkFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	if strings.Count(name, "/") >= maxWalkDepth {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errTooDeep}
+	}
+	return openDir(w.root, name)
 }

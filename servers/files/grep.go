@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
 
@@ -60,7 +61,30 @@ func (a *grepArgs) regexp() (*regexp.Regexp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pattern is not a valid Go (RE2) regular expression: %v; escape special characters with \\, or set fixed_strings to true to search for the text as is", err)
 	}
+	if n := progSize(expr); n > maxGrepProg {
+		return nil, fmt.Errorf("pattern is too complex: it compiles to %d steps, over the %d this server matches; use smaller {n,m} repeat counts, or search for a shorter part of the text", n, maxGrepProg)
+	}
 	return re, nil
+}
+
+// maxGrepProg bounds the size of a compiled pattern. Go's regexp takes
+// time proportional to a line's length times this size, in one call that
+// cannot be interrupted: [ab]{1000} repeated fifty times would take
+// hours on each long line.
+const maxGrepProg = 1000
+
+// progSize is the number of instructions expr, already known to compile,
+// compiles to.
+func progSize(expr string) int {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0
+	}
+	return len(prog.Inst)
 }
 
 func (s *Server) grepFiles() mcpkit.Tool {
@@ -159,7 +183,7 @@ func (g *grepper) run(ctx context.Context, req mcp.CallToolRequest, loc Location
 	}
 	defer sub.root.Close()
 	examined := 0
-	err = fs.WalkDir(sub.root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(walkFS{sub.root}, ".", func(rel string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
@@ -233,12 +257,13 @@ func (g *grepper) file(ctx context.Context, loc Location) (grepOutcome, error) {
 	stopped := ""
 	for sc.Scan() {
 		n++
-		if n%4096 == 0 {
+		line := sc.Bytes()
+		// Matching one long line can take seconds: check before each.
+		if n%4096 == 0 || len(line) > 64<<10 {
 			if err := ctx.Err(); err != nil {
 				return grepSearched, err
 			}
 		}
-		line := sc.Bytes()
 		if stopped != "" {
 			// Finish the context after the last match shown.
 			if after == 0 {

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -67,11 +66,12 @@ func fileType(m fs.FileMode) string {
 	return "other"
 }
 
-// shownName is a name or path as listings print it: quoted when it holds
-// control characters or invalid UTF-8, so that one entry is always one line
-// and a crafted name cannot pose as other entries or as a note.
+// shownName is a name or path as results print it: quoted when it holds
+// line breaks, other control characters or invalid UTF-8, so that one entry
+// is always one line and a crafted name cannot pose as other entries or as
+// a note.
 func shownName(s string) string {
-	if utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl) {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, breaksLines) {
 		return s
 	}
 	return strconv.Quote(s)
@@ -345,7 +345,7 @@ func renderTree(ctx context.Context, req mcp.CallToolRequest, loc Location, in t
 	var b strings.Builder
 	b.WriteString(strings.TrimSuffix(loc.Path(), "/") + "/\n")
 	var shown, dirs, files, links, others, cutDirs, unreadable, examined, leftOut int
-	err = fs.WalkDir(sub.root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(walkFS{sub.root}, ".", func(rel string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
@@ -451,7 +451,7 @@ func renderTree(ctx context.Context, req mcp.CallToolRequest, loc Location, in t
 // countEntries counts the entries of the directory rel below sub, by name
 // only, up to maxCutDirCount. An unreadable directory counts as empty.
 func countEntries(ctx context.Context, sub *Dir, rel string) (n int, more bool, err error) {
-	f, err := sub.root.Open(rel)
+	f, err := openDir(sub.root, rel)
 	if err != nil {
 		return 0, false, nil
 	}

@@ -313,7 +313,7 @@ func (s *Server) deleteFile() mcpkit.Tool {
 				switch {
 				case fi.Mode()&fs.ModeSymlink != 0:
 					target, _ := loc.Root().Readlink(loc.Rel)
-					what = fmt.Sprintf("symlink %s (it pointed to %s, which was not touched)", loc.Path(), target)
+					what = fmt.Sprintf("symlink %s (it pointed to %s, which was not touched)", loc.Path(), shownName(target))
 				case fi.Mode().IsRegular():
 					what = fmt.Sprintf("file %s (%s)", loc.Path(), humanSize(fi.Size()))
 				default:
@@ -353,7 +353,7 @@ func (s *Server) deleteFile() mcpkit.Tool {
 
 // entriesIn counts the names directly in the directory loc.
 func entriesIn(loc Location) (int, error) {
-	f, err := loc.Root().Open(loc.Rel)
+	f, err := openDir(loc.Root(), loc.Rel)
 	if err != nil {
 		return 0, err
 	}
@@ -366,7 +366,7 @@ func entriesIn(loc Location) (int, error) {
 // symlinks. Unreadable subdirectories are skipped, not fatal: the count
 // only describes what is deleted.
 func countTree(ctx context.Context, loc Location) (files, dirs int, err error) {
-	err = fs.WalkDir(loc.Root().FS(), loc.Rel, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(walkFS{loc.Root()}, loc.Rel, func(p string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}

@@ -287,7 +287,7 @@ func (i *fileInfo) text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "path: %s\ntype: %s\n", i.Path, i.Type)
 	if i.LinkTarget != "" {
-		fmt.Fprintf(&b, "link target: %s (not followed)\n", i.LinkTarget)
+		fmt.Fprintf(&b, "link target: %s (not followed)\n", shownName(i.LinkTarget))
 	}
 	fmt.Fprintf(&b, "size: %s (%d bytes)\n", humanSize(i.Size), i.Size)
 	fmt.Fprintf(&b, "mode: %s (%s)\n", i.Mode, i.Permissions)

@@ -36,8 +36,6 @@ func checkPathString(p string) error {
 		return fmt.Errorf("path is empty: give a path inside the allowed directories")
 	case len(p) > maxPathLen:
 		return fmt.Errorf("path is %d bytes long, over the %d-byte limit", len(p), maxPathLen)
-	case !utf8.ValidString(p):
-		return fmt.Errorf("path is not valid UTF-8")
 	case strings.IndexByte(p, 0) >= 0:
 		return fmt.Errorf("path contains a NUL byte: pass the plain path without it")
 	}
@@ -56,16 +54,8 @@ func checkPathString(p string) error {
 	if len(p) >= 2 && p[1] == ':' && (p[0]|0x20) >= 'a' && (p[0]|0x20) <= 'z' {
 		return fmt.Errorf("path %q looks like a Windows drive path: give a Linux path such as /home/me/file", p)
 	}
-	for _, r := range p {
-		if name, ok := lookalikes[r]; ok {
-			return fmt.Errorf("path %q contains %U (%s), which looks like a path separator or dot; use plain / and . characters", p, r, name)
-		}
-		if unicode.IsControl(r) {
-			return fmt.Errorf("path %q contains the control character %U", p, r)
-		}
-		if unicode.Is(unicode.Cf, r) {
-			return fmt.Errorf("path %q contains the invisible formatting character %U", p, r)
-		}
+	if err := checkChars(p); err != nil {
+		return err
 	}
 	for c := range strings.SplitSeq(p, "/") {
 		if len(c) > maxComponentLen {
@@ -73,6 +63,34 @@ func checkPathString(p string) error {
 		}
 		if strings.HasSuffix(c, " ") && strings.Trim(c, ". ") == "" && c != "" {
 			return fmt.Errorf("path component %q is only dots and spaces", c)
+		}
+	}
+	return nil
+}
+
+// breaksLines reports whether r is a control character or a Unicode line
+// or paragraph separator: something that may start a new line in the text
+// a model reads.
+func breaksLines(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp)
+}
+
+// checkChars rejects a path that would not read as what it is: one with
+// bytes that are not UTF-8, line breaks or other control characters,
+// invisible formatting characters, or lookalikes of / and dot.
+func checkChars(p string) error {
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("path %q is not valid UTF-8", p)
+	}
+	for _, r := range p {
+		if name, ok := lookalikes[r]; ok {
+			return fmt.Errorf("path %q contains %U (%s), which looks like a path separator or dot; use plain / and . characters", p, r, name)
+		}
+		if breaksLines(r) {
+			return fmt.Errorf("path %q contains the control character %U", p, r)
+		}
+		if unicode.Is(unicode.Cf, r) {
+			return fmt.Errorf("path %q contains the invisible formatting character %U", p, r)
 		}
 	}
 	return nil

@@ -236,7 +236,7 @@ func (s *Server) readMultipleFiles() mcpkit.Tool {
 					}
 				}
 				failed++
-				fmt.Fprintf(&b, "=== %s ===\nerror: %v\n", p, err)
+				fmt.Fprintf(&b, "=== %s ===\nerror: %v\n", shownName(p), err)
 			}
 			if failed == len(in.Paths) {
 				return mcpkit.Errorf("%s", b.String()), nil

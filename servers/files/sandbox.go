@@ -163,7 +163,7 @@ func (s *Sandbox) Narrow(uris []string) (narrowed *Sandbox, ignored []string) {
 					matched = true
 					continue
 				}
-				r, err := d.root.OpenRoot(rel)
+				r, err := openSubRoot(d.root, rel)
 				if err != nil {
 					continue
 				}
@@ -243,7 +243,9 @@ func (s *Sandbox) locate(p string) (Location, error) {
 			return Location{}, fmt.Errorf("path %q leaves the allowed directories (%w); allowed: %s", p, ErrOutside, strings.Join(s.ShownDirs(), ", "))
 		}
 		for _, d := range s.dirs {
-			if _, err := os.Lstat(filepath.Join(d.Path, rel)); err == nil {
+			// Through the root, so that a symlink out of d does not count:
+			// whether the path exists there would tell what is outside.
+			if _, err := d.root.Lstat(rel); err == nil {
 				return Location{Dir: d, Rel: rel}, nil
 			}
 		}
@@ -301,6 +303,12 @@ func (s *Sandbox) follow(loc Location, orig string) (Location, error) {
 			target, err := loc.Dir.root.Readlink(next)
 			if err != nil {
 				return Location{}, fmt.Errorf("read symlink %s: %w", filepath.Join(loc.Dir.Shown, next), err)
+			}
+			// The target becomes part of the path shown in results; a line
+			// break in it could forge lines there.
+			if err := checkChars(target); err != nil {
+				return Location{}, fmt.Errorf("path %q goes through the symlink %s, whose target cannot be shown: %w",
+					orig, filepath.Join(loc.Dir.Shown, next), err)
 			}
 			var abs string
 			if filepath.IsAbs(target) {
@@ -365,7 +373,7 @@ func (loc Location) OpenSubtree() (*Dir, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is a file, not a directory: give a directory, or use get_file_info or read_text_file on the file", loc.Path())
 	}
-	r, err := loc.Root().OpenRoot(loc.Rel)
+	r, err := openSubRoot(loc.Root(), loc.Rel)
 	if err != nil {
 		return nil, describe(loc, err)
 	}

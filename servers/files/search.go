@@ -29,6 +29,12 @@ const (
 	maxGrepLine = 1 << 20
 	// maxGrepShown cuts long lines in grep_files output.
 	maxGrepShown = 500
+
+	// maxGlobAlternatives bounds how many patterns the {…} groups of a
+	// glob make together. The matcher tries every combination against a
+	// name in turn, so twenty groups of two take it minutes per name, in a
+	// call that cancellation cannot interrupt.
+	maxGlobAlternatives = 128
 )
 
 // checkGlobs validates glob patterns, naming the argument they came from.
@@ -40,8 +46,48 @@ func checkGlobs(arg string, patterns []string) error {
 		if !doublestar.ValidatePattern(normGlob(p)) {
 			return fmt.Errorf("%s pattern %q is not a valid glob: check its [brackets] and {braces}, or escape them with \\ to match them literally", arg, p)
 		}
+		if globAlternatives(normGlob(p)) > maxGlobAlternatives {
+			return fmt.Errorf("%s pattern %q has {…} groups that combine into over %d alternatives, too many to match: use fewer or smaller groups, or split it into several patterns", arg, p, maxGlobAlternatives)
+		}
 	}
 	return nil
+}
+
+// globAlternatives counts the patterns into which the {…} groups of the
+// valid glob p expand, up to maxGlobAlternatives+1. It reads escapes and
+// [classes] as doublestar does, so braces in them do not count.
+func globAlternatives(p string) int {
+	const most = maxGlobAlternatives + 1
+	// For each open group: the alternatives it has so far, and the
+	// product of the groups in its current alternative.
+	type group struct{ sum, prod int }
+	stack := []group{{prod: 1}}
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '[':
+			for i++; i < len(p) && p[i] != ']'; i++ {
+				if p[i] == '\\' {
+					i++
+				}
+			}
+		case '{':
+			stack = append(stack, group{prod: 1})
+		case ',':
+			if top := &stack[len(stack)-1]; len(stack) > 1 {
+				top.sum, top.prod = min(top.sum+top.prod, most), 1
+			}
+		case '}':
+			if len(stack) > 1 {
+				n := min(stack[len(stack)-1].sum+stack[len(stack)-1].prod, most)
+				stack = stack[:len(stack)-1]
+				top := &stack[len(stack)-1]
+				top.prod = min(top.prod*n, most)
+			}
+		}
+	}
+	return stack[0].prod
 }
 
 // normGlob drops what models often add to a pattern but relative paths
@@ -142,7 +188,7 @@ func searchNames(ctx context.Context, req mcp.CallToolRequest, loc Location, in 
 
 	var b strings.Builder
 	found, examined, unreadable := 0, 0, 0
-	err = fs.WalkDir(sub.root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(walkFS{sub.root}, ".", func(rel string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}

@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/domo-agent/domo/servers/internal/mcpkit"
+	"github.com/domo-agent/domo/servers/internal/mcpkit/mcpkittest"
 )
 
 // mutFixture is a tree for the tools that change files: two allowed
@@ -619,7 +621,7 @@ func TestEditReindent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, n, loose, err := applyEdit(context.Background(), tt.text, tt.old, tt.new, false)
+			got, n, loose, err := applyEdit(context.Background(), tt.text, tt.old, tt.new, false, 1<<20)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -633,7 +635,7 @@ func TestEditReindent(t *testing.T) {
 func TestApplyEditsCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := applyEdits(ctx, "a\n", []editOp{{OldText: "a", NewText: "b"}}, true); err == nil {
+	if _, _, err := applyEdits(ctx, "a\n", []editOp{{OldText: "a", NewText: "b"}}, true, 1<<20); err == nil {
 		t.Error("applyEdits ran with a cancelled context")
 	}
 }
@@ -774,5 +776,41 @@ func TestMutationToolAnnotations(t *testing.T) {
 	}
 	for name := range want {
 		t.Errorf("tool %s is missing", name)
+	}
+}
+
+// TestWriteKeepsOwner replaces a file owned by another user, as a server
+// running as root would: the file keeps its owner.
+func TestWriteKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("changing a file's owner needs root")
+	}
+	dir := realTempDir(t)
+	p := filepath.Join(dir, "owned.txt")
+	if err := os.WriteFile(p, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 1234, 5678); err != nil {
+		t.Fatal(err)
+	}
+	c := newTestClient(t, DefaultOptions(), dir)
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"write_file", map[string]any{"path": p, "content": "new"}},
+		{"edit_file", map[string]any{"path": p, "edits": []any{map[string]any{"old_text": "new", "new_text": "newer"}}}},
+	} {
+		if res := mcpkittest.Call(t, c, call.tool, call.args); res.IsError {
+			t.Fatalf("%s: %s", call.tool, mcpkittest.Text(res))
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if st.Uid != 1234 || st.Gid != 5678 || fi.Mode().Perm() != 0o640 {
+			t.Errorf("after %s: owner %d:%d mode %v, want 1234:5678 0640", call.tool, st.Uid, st.Gid, fi.Mode().Perm())
+		}
 	}
 }
