@@ -177,32 +177,9 @@ func (g *grepper) run(ctx context.Context, req mcp.CallToolRequest, loc Location
 		return g.summary(loc), nil
 	}
 
-	sub, err := loc.OpenSubtree()
-	if err != nil {
-		return "", err
-	}
-	defer sub.root.Close()
-	examined := 0
-	err = fs.WalkDir(walkFS{sub.root}, ".", func(rel string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if rel == "." {
-			if err != nil {
-				return describe(loc, err)
-			}
-			return nil
-		}
+	_, err = walkBelow(ctx, req, loc, exclude, func(sub *Dir, rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			g.skipped[grepUnreadable]++
-			return nil
-		}
-		examined++
-		walkProgress(ctx, req, examined)
-		if matchAny(exclude, rel) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
 			return nil
 		}
 		// Symlinks are not followed; FIFOs and devices are not read.
@@ -219,7 +196,7 @@ func (g *grepper) run(ctx context.Context, req mcp.CallToolRequest, loc Location
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errWalkDone) {
+	if err != nil {
 		return "", err
 	}
 	return g.summary(loc), nil

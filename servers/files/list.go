@@ -47,6 +47,49 @@ func walkProgress(ctx context.Context, req mcp.CallToolRequest, n int) {
 	}
 }
 
+// walkBelow walks the directory at loc, opened as a root of its own so
+// every name resolves against that handle, without following symlinks.
+// It stops when ctx ends, reports progress, and leaves out excluded
+// entries with everything below them. visit gets every other entry, and
+// each directory that cannot be read, with its error. A visit returning
+// errWalkDone ends the walk without error. It returns how many entries
+// it examined.
+func walkBelow(ctx context.Context, req mcp.CallToolRequest, loc Location, exclude []string,
+	visit func(sub *Dir, rel string, d fs.DirEntry, err error) error) (examined int, err error) {
+	sub, err := loc.OpenSubtree()
+	if err != nil {
+		return 0, err
+	}
+	defer sub.root.Close()
+	err = fs.WalkDir(walkFS{sub.root}, ".", func(rel string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if rel == "." {
+			if err != nil {
+				return describe(loc, err)
+			}
+			return nil
+		}
+		if err != nil {
+			return visit(sub, rel, d, err)
+		}
+		examined++
+		walkProgress(ctx, req, examined)
+		if matchAny(exclude, rel) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		return visit(sub, rel, d, nil)
+	})
+	if errors.Is(err, errWalkDone) {
+		err = nil
+	}
+	return examined, err
+}
+
 // fileType names the type of an entry as the tools report it.
 func fileType(m fs.FileMode) string {
 	switch {
@@ -335,26 +378,10 @@ func (s *Server) directoryTree() mcpkit.Tool {
 func renderTree(ctx context.Context, req mcp.CallToolRequest, loc Location, in treeArgs) (string, error) {
 	maxDepth := cmp.Or(in.MaxDepth, defaultTreeDepth)
 	maxEntries := cmp.Or(in.MaxEntries, defaultTreeEntries)
-	exclude := normGlobs(in.Exclude)
-	sub, err := loc.OpenSubtree()
-	if err != nil {
-		return "", err
-	}
-	defer sub.root.Close()
-
 	var b strings.Builder
 	b.WriteString(strings.TrimSuffix(loc.Path(), "/") + "/\n")
-	var shown, dirs, files, links, others, cutDirs, unreadable, examined, leftOut int
-	err = fs.WalkDir(walkFS{sub.root}, ".", func(rel string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if rel == "." {
-			if err != nil {
-				return describe(loc, err)
-			}
-			return nil
-		}
+	var shown, dirs, files, links, others, cutDirs, unreadable, leftOut int
+	_, err := walkBelow(ctx, req, loc, normGlobs(in.Exclude), func(sub *Dir, rel string, d fs.DirEntry, err error) error {
 		depth := strings.Count(rel, "/") + 1
 		indent := strings.Repeat("  ", depth)
 		if err != nil {
@@ -366,14 +393,6 @@ func renderTree(ctx context.Context, req mcp.CallToolRequest, loc Location, in t
 					err = pe.Err
 				}
 				fmt.Fprintf(&b, "%s  [cannot read: %v]\n", indent, err)
-			}
-			return nil
-		}
-		examined++
-		walkProgress(ctx, req, examined)
-		if matchAny(exclude, rel) {
-			if d.IsDir() {
-				return fs.SkipDir
 			}
 			return nil
 		}
@@ -428,7 +447,7 @@ func renderTree(ctx context.Context, req mcp.CallToolRequest, loc Location, in t
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errWalkDone) {
+	if err != nil {
 		return "", err
 	}
 	fmt.Fprintf(&b, "%s shown\n", counts(files, dirs, links, others))

@@ -178,36 +178,12 @@ func (s *Server) searchFiles() mcpkit.Tool {
 
 func searchNames(ctx context.Context, req mcp.CallToolRequest, loc Location, in searchArgs) (string, error) {
 	pattern := normGlob(in.Pattern)
-	exclude := normGlobs(in.Exclude)
 	maxResults := cmp.Or(in.MaxResults, defaultSearchResults)
-	sub, err := loc.OpenSubtree()
-	if err != nil {
-		return "", err
-	}
-	defer sub.root.Close()
-
 	var b strings.Builder
-	found, examined, unreadable := 0, 0, 0
-	err = fs.WalkDir(walkFS{sub.root}, ".", func(rel string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if rel == "." {
-			if err != nil {
-				return describe(loc, err)
-			}
-			return nil
-		}
+	found, unreadable := 0, 0
+	examined, err := walkBelow(ctx, req, loc, normGlobs(in.Exclude), func(sub *Dir, rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			unreadable++
-			return nil
-		}
-		examined++
-		walkProgress(ctx, req, examined)
-		if matchAny(exclude, rel) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
 			return nil
 		}
 		switch {
@@ -238,7 +214,7 @@ func searchNames(ctx context.Context, req mcp.CallToolRequest, loc Location, in 
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errWalkDone) {
+	if err != nil {
 		return "", err
 	}
 	what := "entries"
