@@ -21,6 +21,11 @@ func App() mcpkit.App {
 			fs.Int64Var(&opts.MaxWriteBytes, "max-write-bytes", opts.MaxWriteBytes, "largest content write_file and edit_file write")
 		},
 		Build: func(ctx context.Context, args []string, listOnly bool) (*mcpkit.Server, error) {
+			for name, v := range map[string]int64{"--max-read-bytes": opts.MaxReadBytes, "--max-media-bytes": opts.MaxMediaBytes, "--max-write-bytes": opts.MaxWriteBytes} {
+				if v <= 0 {
+					return nil, fmt.Errorf("%w: %s must be a positive number of bytes, not %d", mcpkit.ErrUsage, name, v)
+				}
+			}
 			if len(args) == 0 {
 				if !listOnly {
 					return nil, fmt.Errorf("%w: name at least one allowed directory, e.g. domo-files ~/projects", mcpkit.ErrUsage)
