@@ -7,13 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"golang.org/x/sys/unix"
 )
 
 // Attacks beyond the escape corpus: races on move and delete, hard links
@@ -265,23 +263,7 @@ func TestMoveDeleteSwapRace(t *testing.T) {
 	}
 	before := f.snapshot(t)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var swaps int
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if unix.Renameat2(unix.AT_FDCWD, dir, unix.AT_FDCWD, dir+".swap", unix.RENAME_EXCHANGE) == nil {
-				swaps++
-			}
-		}
-	}()
+	stop := swapLoop(dir, dir+".swap", nil)
 	calls := []struct {
 		tool string
 		args map[string]any
@@ -309,9 +291,7 @@ func TestMoveDeleteSwapRace(t *testing.T) {
 			t.Errorf("%s leaked outside content: %.200s", call.tool, text)
 		}
 	}
-	close(stop)
-	wg.Wait()
-	if swaps < 100 {
+	if swaps := stop(); swaps < 100 {
 		t.Errorf("only %d swaps happened: the race was not exercised", swaps)
 	}
 	f.assertOutsideUnchanged(t, before)

@@ -323,32 +323,15 @@ func TestSymlinkSwapRace(t *testing.T) {
 	}
 	before := f.snapshot(t)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var swaps atomic.Int64
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			// RENAME_EXCHANGE swaps both names atomically: the path is
-			// always either the real thing or the link, never missing.
-			if unix.Renameat2(unix.AT_FDCWD, dir, unix.AT_FDCWD, dir+".swap", unix.RENAME_EXCHANGE) == nil {
-				swaps.Add(1)
-			}
-			_ = unix.Renameat2(unix.AT_FDCWD, file, unix.AT_FDCWD, file+".swap", unix.RENAME_EXCHANGE)
-			// A write replaces whichever of the two it found; put the link
-			// back so the race goes on.
-			if !isSymlink(file) && !isSymlink(file+".swap") {
-				_ = os.Remove(file + ".swap")
-				_ = os.Symlink(filepath.Join(f.top, "outside/target.txt"), file+".swap")
-			}
+	stop := swapLoop(dir, dir+".swap", func() {
+		_ = unix.Renameat2(unix.AT_FDCWD, file, unix.AT_FDCWD, file+".swap", unix.RENAME_EXCHANGE)
+		// A write replaces whichever of the two it found; put the link
+		// back so the race goes on.
+		if !isSymlink(file) && !isSymlink(file+".swap") {
+			_ = os.Remove(file + ".swap")
+			_ = os.Symlink(filepath.Join(f.top, "outside/target.txt"), file+".swap")
 		}
-	}()
+	})
 	var leaks, calls atomic.Int64
 	deadline := time.Now().Add(3 * time.Second)
 	for i := 0; i < 3000 && time.Now().Before(deadline); i++ {
@@ -372,11 +355,10 @@ func TestSymlinkSwapRace(t *testing.T) {
 			}
 		}
 	}
-	close(stop)
-	wg.Wait()
-	t.Logf("%d racing calls over %d swaps, %d leaks", calls.Load(), swaps.Load(), leaks.Load())
-	if swaps.Load() < 100 {
-		t.Errorf("only %d swaps happened: the race was not exercised", swaps.Load())
+	swaps := stop()
+	t.Logf("%d racing calls over %d swaps, %d leaks", calls.Load(), swaps, leaks.Load())
+	if swaps < 100 {
+		t.Errorf("only %d swaps happened: the race was not exercised", swaps)
 	}
 	after := f.snapshot(t)
 	for p := range after {
@@ -388,6 +370,37 @@ func TestSymlinkSwapRace(t *testing.T) {
 		if after[p] != h {
 			t.Errorf("a racing call changed %s outside the sandbox", p)
 		}
+	}
+}
+
+// swapLoop exchanges the names a and b with RENAME_EXCHANGE, which swaps
+// both atomically (each path always names one of the two, never nothing),
+// as fast as it can until stop is called. each, when not nil, runs after
+// every exchange. stop waits for the loop and returns how many exchanges
+// succeeded.
+func swapLoop(a, b string, each func()) (stop func() int64) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var swaps atomic.Int64
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE) == nil {
+				swaps.Add(1)
+			}
+			if each != nil {
+				each()
+			}
+		}
+	})
+	return func() int64 {
+		close(done)
+		wg.Wait()
+		return swaps.Load()
 	}
 }
 

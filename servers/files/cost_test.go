@@ -10,13 +10,11 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"golang.org/x/sys/unix"
 )
 
 // Attacks on the server's time and memory: arguments and trees that make
@@ -195,23 +193,9 @@ func TestDirectorySwappedForFIFO(t *testing.T) {
 	}
 	c := newTestClient(t, DefaultOptions(), dir)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			_ = unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, fifo, unix.RENAME_EXCHANGE)
-		}
-	}()
+	stop := swapLoop(d, fifo, nil)
 	defer func() {
-		close(stop)
-		wg.Wait()
+		stop()
 		// Free any call still blocked, so the test can end.
 		for range 100 {
 			releaseFIFOs(d, fifo)
