@@ -42,42 +42,32 @@ func newAttackFixture(t *testing.T) *attackFixture {
 		t.Fatal(err)
 	}
 	f := &attackFixture{top: top, allowed: filepath.Join(top, "allowed")}
-	write := func(rel, content string) {
-		p := filepath.Join(top, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	link := func(target, rel string) {
-		if err := os.Symlink(target, filepath.Join(top, rel)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("allowed/victim.txt", "inside victim\n")
-	write("allowed/sub/inner.txt", "inner\n")
-	write("allowed/sub/deeper/x.txt", "x\n")
-	write("outside/secret.txt", outsideMarker+" secret\n")
-	write("outside/dir/nested.txt", outsideMarker+" nested\n")
-	write("outside/target.txt", outsideMarker+" target\n")
-	write("allowed_evil/secret.txt", outsideMarker+" prefix sibling\n")
-	write("allowed_evil/dir/x.txt", outsideMarker+" prefix sibling dir\n")
-	link(filepath.Join(top, "outside"), "allowed/link-out")
-	link("../outside", "allowed/link-out-rel")
-	link(filepath.Join(top, "outside/secret.txt"), "allowed/link-file-out")
-	link("chain2", "allowed/chain1")
-	link("sub/chain3", "allowed/chain2")
-	link(filepath.Join(top, "outside/secret.txt"), "allowed/sub/chain3")
-	link(filepath.Join(top, "outside/not-yet.txt"), "allowed/dangling-out")
-	link(filepath.Join(top, "outside/newdir"), "allowed/dangling-dir-out")
-	link("../allowed_evil", "allowed/link-evil")
-	link("..", "allowed/link-parent")
-	link("/", "allowed/link-root")
-	link("../../outside", "allowed/sub/link-up")
-	link("loop-b", "allowed/loop-a")
-	link("loop-a", "allowed/loop-b")
+	writeTree(t, top, map[string]string{
+		"allowed/victim.txt":       "inside victim\n",
+		"allowed/sub/inner.txt":    "inner\n",
+		"allowed/sub/deeper/x.txt": "x\n",
+		"outside/secret.txt":       outsideMarker + " secret\n",
+		"outside/dir/nested.txt":   outsideMarker + " nested\n",
+		"outside/target.txt":       outsideMarker + " target\n",
+		"allowed_evil/secret.txt":  outsideMarker + " prefix sibling\n",
+		"allowed_evil/dir/x.txt":   outsideMarker + " prefix sibling dir\n",
+	})
+	symlinks(t, top, map[string]string{
+		"allowed/link-out":         filepath.Join(top, "outside"),
+		"allowed/link-out-rel":     "../outside",
+		"allowed/link-file-out":    filepath.Join(top, "outside/secret.txt"),
+		"allowed/chain1":           "chain2",
+		"allowed/chain2":           "sub/chain3",
+		"allowed/sub/chain3":       filepath.Join(top, "outside/secret.txt"),
+		"allowed/dangling-out":     filepath.Join(top, "outside/not-yet.txt"),
+		"allowed/dangling-dir-out": filepath.Join(top, "outside/newdir"),
+		"allowed/link-evil":        "../allowed_evil",
+		"allowed/link-parent":      "..",
+		"allowed/link-root":        "/",
+		"allowed/sub/link-up":      "../../outside",
+		"allowed/loop-a":           "loop-b",
+		"allowed/loop-b":           "loop-a",
+	})
 
 	s, err := New([]string{f.allowed}, DefaultOptions())
 	if err != nil {
@@ -301,16 +291,10 @@ func TestListingsDoNotFollowLinksOut(t *testing.T) {
 // and writes go through the paths. No call may read or change the outside.
 func TestSymlinkSwapRace(t *testing.T) {
 	f := newAttackFixture(t)
-	write := func(rel, content string) {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(f.allowed, rel)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(f.allowed, rel), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("race-dir/secret.txt", "inside\n")
-	write("race-file", "inside file secret\n")
+	writeTree(t, f.allowed, map[string]string{
+		"race-dir/secret.txt": "inside\n",
+		"race-file":           "inside file secret\n",
+	})
 	dir := filepath.Join(f.allowed, "race-dir")
 	file := filepath.Join(f.allowed, "race-file")
 	// The swap partners: links to the outside that trade places with the

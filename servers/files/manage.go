@@ -38,19 +38,6 @@ func (s *Server) refuseAllowedDir(sb *Sandbox, loc Location, done string) error 
 	return nil
 }
 
-// entryKind names what fi describes, for messages.
-func entryKind(fi fs.FileInfo) string {
-	switch {
-	case fi.Mode().IsRegular():
-		return "file"
-	case fi.IsDir():
-		return "directory"
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return "symlink"
-	}
-	return fmt.Sprintf("special file (%s)", fi.Mode().Type())
-}
-
 type moveArgs struct {
 	Source      string `json:"source" jsonschema:"file, directory or symlink to move, absolute or relative to an allowed directory"`
 	Destination string `json:"destination" jsonschema:"the full new path including the name, not the directory to move it into"`
@@ -104,7 +91,7 @@ func (s *Server) moveFile() mcpkit.Tool {
 			if err != nil {
 				return nil, err
 			}
-			msg := fmt.Sprintf("moved %s %s to %s", entryKind(sfi), src.Path(), dst.Path())
+			msg := fmt.Sprintf("moved %s %s to %s", fileType(sfi.Mode()), src.Path(), dst.Path())
 			if replaced {
 				msg += ", replacing what was there"
 			}
@@ -134,9 +121,9 @@ func checkMoveTarget(src Location, sfi fs.FileInfo, dst Location, dfi fs.FileInf
 		return fmt.Errorf("destination %s is an existing directory, and directories are never replaced: to move %s inside it, give %s",
 			dst.Path(), src.Path(), filepath.Join(dst.Path(), src.Base()))
 	case sfi.IsDir():
-		return fmt.Errorf("destination %s is an existing %s, which a directory cannot replace: choose another destination, or delete it first with delete_file", dst.Path(), entryKind(dfi))
+		return fmt.Errorf("destination %s is an existing %s, which a directory cannot replace: choose another destination, or delete it first with delete_file", dst.Path(), fileType(dfi.Mode()))
 	case !overwrite:
-		return fmt.Errorf("destination %s already exists (a %s): set overwrite to true to replace it, or choose another name", dst.Path(), entryKind(dfi))
+		return fmt.Errorf("destination %s already exists (a %s): set overwrite to true to replace it, or choose another name", dst.Path(), fileType(dfi.Mode()))
 	}
 	return nil
 }
@@ -154,11 +141,11 @@ func moveEntry(ctx context.Context, req mcp.CallToolRequest, sb *Sandbox, src Lo
 			return false, describe(src, err)
 		case !sfi.Mode().IsRegular():
 			return false, fmt.Errorf("%s and %s are on different filesystems, and only regular files can be moved between them; %s is a %s",
-				src.Path(), dst.Path(), src.Path(), entryKind(sfi))
+				src.Path(), dst.Path(), src.Path(), fileType(sfi.Mode()))
 		}
 	} else if !sfi.Mode().IsRegular() {
 		return false, fmt.Errorf("%s and %s are in different allowed directories (%s and %s), and only regular files can move between them; %s is a %s: move its files one by one, creating directories with create_directory",
-			src.Path(), dst.Path(), src.Dir.Shown, dst.Dir.Shown, src.Path(), entryKind(sfi))
+			src.Path(), dst.Path(), src.Dir.Shown, dst.Dir.Shown, src.Path(), fileType(sfi.Mode()))
 	}
 	return true, copyAcross(ctx, req, src, sfi, dst, overwrite)
 }
@@ -317,7 +304,7 @@ func (s *Server) deleteFile() mcpkit.Tool {
 				case fi.Mode().IsRegular():
 					what = fmt.Sprintf("file %s (%s)", loc.Path(), humanSize(fi.Size()))
 				default:
-					what = fmt.Sprintf("%s %s", entryKind(fi), loc.Path())
+					what = fmt.Sprintf("%s %s", fileType(fi.Mode()), loc.Path())
 				}
 				if err := loc.Root().Remove(loc.Rel); err != nil {
 					return nil, describe(loc, err)

@@ -2,7 +2,6 @@ package files
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,39 +15,29 @@ func sandboxFixture(t *testing.T) (top string, sb *Sandbox) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk := func(rel, content string) {
-		p := filepath.Join(top, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	link := func(target, rel string) {
-		if err := os.Symlink(target, filepath.Join(top, rel)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mk("allowed/a.txt", "a")
-	mk("allowed/sub/b.txt", "b")
-	mk("other/c.txt", "c")
-	mk("allowed_evil/secret.txt", "evil")
-	mk("outside/secret.txt", "secret")
-	link("sub", "allowed/rel-link")
-	link(filepath.Join(top, "allowed/sub"), "allowed/abs-link")
-	link(filepath.Join(top, "other"), "allowed/to-other")
-	link(filepath.Join(top, "outside"), "allowed/to-outside")
-	link("../outside/secret.txt", "allowed/rel-outside")
-	link("../allowed_evil", "allowed/to-evil")
-	link(filepath.Join(top, "outside/not-yet"), "allowed/dangling-out")
-	link("missing-inside", "allowed/dangling-in")
-	link("loop2", "allowed/loop1")
-	link("loop1", "allowed/loop2")
-	link("hop2", "allowed/hop1")
-	link("hop3", "allowed/hop2")
-	link(filepath.Join(top, "outside"), "allowed/hop3")
-	link(filepath.Join(top, "allowed"), "allowed-alias")
+	writeTree(t, top, map[string]string{
+		"allowed/a.txt":           "a",
+		"allowed/sub/b.txt":       "b",
+		"other/c.txt":             "c",
+		"allowed_evil/secret.txt": "evil",
+		"outside/secret.txt":      "secret",
+	})
+	symlinks(t, top, map[string]string{
+		"allowed/rel-link":     "sub",
+		"allowed/abs-link":     filepath.Join(top, "allowed/sub"),
+		"allowed/to-other":     filepath.Join(top, "other"),
+		"allowed/to-outside":   filepath.Join(top, "outside"),
+		"allowed/rel-outside":  "../outside/secret.txt",
+		"allowed/to-evil":      "../allowed_evil",
+		"allowed/dangling-out": filepath.Join(top, "outside/not-yet"),
+		"allowed/dangling-in":  "missing-inside",
+		"allowed/loop1":        "loop2",
+		"allowed/loop2":        "loop1",
+		"allowed/hop1":         "hop2",
+		"allowed/hop2":         "hop3",
+		"allowed/hop3":         filepath.Join(top, "outside"),
+		"allowed-alias":        filepath.Join(top, "allowed"),
+	})
 	sb, err = NewSandbox([]string{filepath.Join(top, "allowed"), filepath.Join(top, "other")})
 	if err != nil {
 		t.Fatal(err)

@@ -75,3 +75,14 @@ func mustReadFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// symlinks creates each link (a path relative to root) pointing at its
+// target, which is used as given: relative, absolute, or dangling.
+func symlinks(t *testing.T, root string, links map[string]string) {
+	t.Helper()
+	for rel, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

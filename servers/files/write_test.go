@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/domo-agent/domo/servers/internal/mcpkit"
+	"github.com/domo-agent/domo/tests/testenv"
 	"github.com/domo-agent/domo/servers/internal/mcpkit/mcpkittest"
 )
 
@@ -783,7 +784,7 @@ func TestMutationToolAnnotations(t *testing.T) {
 // running as root would: the file keeps its owner.
 func TestWriteKeepsOwner(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("changing a file's owner needs root")
+		testenv.Missing(t, "root", "changing a file's owner needs root")
 	}
 	dir := realTempDir(t)
 	p := filepath.Join(dir, "owned.txt")
