@@ -12,8 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/domo-agent/domo/servers/internal/mcpkit"
-	"github.com/domo-agent/domo/tests/testenv"
 	"github.com/domo-agent/domo/servers/internal/mcpkit/mcpkittest"
+	"github.com/domo-agent/domo/tests/testenv"
 )
 
 // mutFixture is a tree for the tools that change files: two allowed
