@@ -1,6 +1,8 @@
 package policy
 
-// Answer is the user's reply to a permission prompt.
+// Answer is the user's reply to a permission prompt. A deny may come with
+// the user's reason; policy does not keep it: the caller passes it to the
+// model along with the denial, so the model can change course.
 type Answer int
 
 // The answers a prompt offers.
@@ -8,7 +10,7 @@ const (
 	AnswerOnce    Answer = iota + 1 // allow this call
 	AnswerSession                   // allow the tool's group for the session
 	AnswerAlways                    // allow the group from now on (persisted)
-	AnswerDeny                      // deny this call; the turn goes on
+	AnswerDeny                      // deny this call, maybe with a reason; the turn goes on
 	AnswerCancel                    // deny this call and cancel the turn
 )
 

@@ -18,14 +18,17 @@ type Decision struct {
 }
 
 // Decide decides one call of t. once means the user has answered "allow once"
-// for this very call. g may be nil.
+// for this very call. g may be nil; turn may be nil, meaning no intent has
+// been chosen.
 //
 // The rules apply in order: memory groups with the switch off are denied; an
-// off group or tool override is denied without asking; a destructive tool
-// asks unless allowed once, in every mode; an allow-once allows; auto mode
-// allows; an always policy allows in smart mode; a session grant allows;
-// everything else asks.
-func Decide(cfg Config, t Tool, g *Grants, once bool) Decision {
+// off group or tool override is denied without asking; in intent mode, a
+// call before the turn's intent is chosen, or outside the groups it allows,
+// is denied; a destructive tool asks unless allowed once, in every mode; an
+// allow-once allows; auto mode allows; an always policy allows in smart
+// mode; a session grant allows; everything else asks. Intent mode only
+// denies: it never turns an ask into an allow.
+func Decide(cfg Config, t Tool, g *Grants, turn *Turn, once bool) Decision {
 	if isMemoryGroup(t.Group) && !cfg.MemoryEnabled {
 		return Decision{Deny, "memory is disabled (memory.enabled=false)"}
 	}
@@ -36,6 +39,9 @@ func Decide(cfg Config, t Tool, g *Grants, once bool) Decision {
 	}
 	if hasGroup && group == PolicyOff {
 		return Decision{Deny, "group " + t.Group + " is off"}
+	}
+	if rule := intentRule(cfg, t, turn); rule != "" {
+		return Decision{Deny, rule}
 	}
 	if t.Risk.destructive() {
 		if once {

@@ -1,8 +1,9 @@
 // Package policy owns the permission decision for a tool call: given the
-// configuration, the tool's group and risk, the session's grants and whether
-// the user has just allowed this very call, it says allow, deny or ask, and
-// why. It must do no I/O, read no clock and import nothing else from Domo:
-// loading config, prompting and auditing belong to its callers.
+// configuration, the tool's group and risk, the session's grants, the turn's
+// intent and whether the user has just allowed this very call, it says
+// allow, deny or ask, and why. It must do no I/O, read no clock and import
+// nothing else from Domo: loading config, prompting and auditing belong to
+// its callers.
 package policy
 
 import (
@@ -98,9 +99,15 @@ type Config struct {
 	Tools map[string]GroupPolicy
 	// MemoryEnabled is the master switch for memory.* groups.
 	MemoryEnabled bool
+	// IntentMode makes the model choose one of Intents with IntentTool
+	// before any other call in a turn, and denies calls outside it.
+	IntentMode bool
+	// Intents maps each intent's name to the groups it allows.
+	Intents map[string][]string
 }
 
-// Validate reports a mode or policy value that Decide would not recognise.
+// Validate reports a mode or policy value that Decide would not recognise,
+// and an intent that could allow nothing.
 func (c Config) Validate() error {
 	switch c.Mode {
 	case "", ModeManual, ModeSmart, ModeAuto:
@@ -119,5 +126,5 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	return nil
+	return c.validateIntents()
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,38 @@ func grantsFor(s grantState, group string) *Grants {
 	return g
 }
 
+// intentState is how intent mode stands for the tool's group.
+type intentState int
+
+const (
+	intentOff         intentState = iota // mode off; the turn's intent, which would not allow the group, is ignored
+	intentNone                           // mode on, no intent chosen
+	intentAllowing                       // mode on, the chosen intent allows the group
+	intentNotAllowing                    // mode on, the chosen intent does not
+)
+
+func (s intentState) String() string {
+	return [...]string{"off", "none-chosen", "allowing", "not-allowing"}[s]
+}
+
+// testIntents allows every group the matrix uses in "write" and none of them
+// in "read".
+var testIntents = map[string][]string{
+	"read":  {"files.read", "memory.read"},
+	"write": {"files.write", "memory.write"},
+}
+
+// turnFor builds the turn for intent state s.
+func turnFor(s intentState) *Turn {
+	switch s {
+	case intentOff, intentNotAllowing:
+		return &Turn{Intent: "read"}
+	case intentAllowing:
+		return &Turn{Intent: "write"}
+	}
+	return nil
+}
+
 type matrixCase struct {
 	name     string
 	mode     Mode
@@ -42,15 +75,17 @@ type matrixCase struct {
 	grant    grantState
 	once     bool
 	memory   bool
+	intent   intentState
 }
 
 // expected states DESIGN.md's rules as conditions on the inputs rather than
-// as Decide's ordered chain: deny when blocked, allow when confirmed or
-// permitted, ask otherwise.
+// as Decide's ordered chain: deny when blocked or outside the turn's
+// intent, allow when confirmed or permitted, ask otherwise.
 func (c matrixCase) expected() Verdict {
 	memoryBlocked := strings.HasPrefix(c.group, "memory.") && !c.memory
 	off := c.groupPol == PolicyOff || c.override == PolicyOff
-	if memoryBlocked || off {
+	outsideIntent := c.intent == intentNone || c.intent == intentNotAllowing
+	if memoryBlocked || off || outsideIntent {
 		return Deny
 	}
 	destructive := c.risk != RiskSafe && c.risk != RiskCaution && c.risk != RiskDangerous
@@ -83,12 +118,14 @@ func matrix() []matrixCase {
 						for _, grant := range []grantState{grantNone, grantCurrent, grantOtherEpoch} {
 							for _, once := range []bool{false, true} {
 								for _, memory := range []bool{false, true} {
-									cases = append(cases, matrixCase{
-										name: fmt.Sprintf("mode=%q/%s/group=%q/tool=%q/risk=%q/grant=%s/once=%t/memory=%t",
-											mode, group, gp, op, risk, grant, once, memory),
-										mode: mode, group: group, groupPol: gp, override: op,
-										risk: risk, grant: grant, once: once, memory: memory,
-									})
+									for _, intent := range []intentState{intentOff, intentNone, intentAllowing, intentNotAllowing} {
+										cases = append(cases, matrixCase{
+											name: fmt.Sprintf("mode=%q/%s/group=%q/tool=%q/risk=%q/grant=%s/once=%t/memory=%t/intent=%s",
+												mode, group, gp, op, risk, grant, once, memory, intent),
+											mode: mode, group: group, groupPol: gp, override: op,
+											risk: risk, grant: grant, once: once, memory: memory, intent: intent,
+										})
+									}
 								}
 							}
 						}
@@ -102,7 +139,10 @@ func matrix() []matrixCase {
 
 func (c matrixCase) config() (Config, Tool) {
 	t := Tool{Server: "files", Name: "write_file", Group: c.group, Risk: c.risk, Known: true}
-	cfg := Config{Mode: c.mode, MemoryEnabled: c.memory, Groups: map[string]GroupPolicy{}, Tools: map[string]GroupPolicy{}}
+	cfg := Config{
+		Mode: c.mode, MemoryEnabled: c.memory, Groups: map[string]GroupPolicy{}, Tools: map[string]GroupPolicy{},
+		IntentMode: c.intent != intentOff, Intents: testIntents,
+	}
 	if c.groupPol != "" {
 		cfg.Groups[c.group] = c.groupPol
 	}
@@ -115,7 +155,7 @@ func (c matrixCase) config() (Config, Tool) {
 func TestDecideMatrix(t *testing.T) {
 	for _, tt := range matrix() {
 		cfg, tool := tt.config()
-		got := Decide(cfg, tool, grantsFor(tt.grant, tt.group), tt.once)
+		got := Decide(cfg, tool, grantsFor(tt.grant, tt.group), turnFor(tt.intent), tt.once)
 		if want := tt.expected(); got.Verdict != want {
 			t.Errorf("%s: Decide = %v (%s), want %v", tt.name, got.Verdict, got.Rule, want)
 		}
@@ -149,7 +189,7 @@ func TestDecideRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Decide(tt.cfg, tt.tool, nil, tt.once); got != tt.want {
+			if got := Decide(tt.cfg, tt.tool, nil, nil, tt.once); got != tt.want {
 				t.Errorf("Decide = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -224,7 +264,7 @@ func TestApply(t *testing.T) {
 				cfg.Groups = map[string]GroupPolicy{tt.tool.Group: *persist}
 			}
 			if tt.tool.Risk == RiskDestructive {
-				if d := Decide(cfg, tt.tool, g, false); d.Verdict != Ask {
+				if d := Decide(cfg, tt.tool, g, nil, false); d.Verdict != Ask {
 					t.Errorf("next call after %v: %+v, want ask", tt.answer, d)
 				}
 			}
@@ -242,10 +282,18 @@ func TestValidate(t *testing.T) {
 		wantErr string
 	}{
 		{"zero", Config{}, ""},
-		{"full", Config{Mode: ModeAuto, Groups: map[string]GroupPolicy{"web": PolicyAlways}, Tools: map[string]GroupPolicy{"a/b": PolicyOff}}, ""},
+		{"full", Config{
+			Mode: ModeAuto, Groups: map[string]GroupPolicy{"web": PolicyAlways}, Tools: map[string]GroupPolicy{"a/b": PolicyOff},
+			IntentMode: true, Intents: map[string][]string{"read": {"web", "mcp.github"}},
+		}, ""},
+		{"intents kept while intent mode is off", Config{Intents: map[string][]string{"read": {"web"}}}, ""},
 		{"bad mode", Config{Mode: "yolo"}, `unknown permission mode "yolo"`},
 		{"bad group policy", Config{Groups: map[string]GroupPolicy{"web": "Off"}}, `group web: unknown policy "Off"`},
 		{"bad tool policy", Config{Tools: map[string]GroupPolicy{"a/b": "yes"}}, `tool a/b: unknown policy "yes"`},
+		{"intent mode without intents", Config{IntentMode: true}, "intent mode is on but no intents are configured"},
+		{"intent without a name", Config{Intents: map[string][]string{" ": {"web"}}}, "intent with an empty name"},
+		{"intent without groups", Config{IntentMode: true, Intents: map[string][]string{"read": {"web"}, "plan": nil}}, "intent plan allows no groups"},
+		{"intent with an empty group", Config{Intents: map[string][]string{"read": {"web", ""}}}, "intent read: empty group name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,23 +311,40 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// fuzzIntents parses "name=group,group;name=group" into Config.Intents.
+func fuzzIntents(spec string) map[string][]string {
+	intents := map[string][]string{}
+	for entry := range strings.SplitSeq(spec, ";") {
+		name, groups, _ := strings.Cut(entry, "=")
+		intents[name] = strings.Split(groups, ",")
+	}
+	return intents
+}
+
 func FuzzNeverAllowsOffOrUnconfirmedDestructive(f *testing.F) {
 	// mode, group, group policy, tool override, risk, memory switch,
-	// grant state, earlier answer, once
-	f.Add("auto", "files.write", "always", "", "destructive", true, uint8(1), uint8(3), false)
-	f.Add("auto", "files.write", "off", "always", "safe", true, uint8(1), uint8(3), true)
-	f.Add("smart", "web", "always", "off", "safe", true, uint8(1), uint8(2), true)
-	f.Add("", "memory.read", "always", "always", "safe", false, uint8(1), uint8(3), true)
-	f.Add("manual", "mcp.github", "", "", "dangerous", false, uint8(2), uint8(2), false)
-	f.Add("Auto", "files.write", "Off", "", "Destructive", true, uint8(1), uint8(3), false)
-	f.Add("smart", "files.write", "ask", "always", "", true, uint8(1), uint8(2), false)
-	f.Fuzz(func(t *testing.T, mode, group, groupPol, override, risk string, memory bool, grant, answer uint8, once bool) {
+	// grant state, earlier answer, once, intent mode, intents, chosen intent
+	f.Add("auto", "files.write", "always", "", "destructive", true, uint8(1), uint8(3), false, false, "", "")
+	f.Add("auto", "files.write", "off", "always", "safe", true, uint8(1), uint8(3), true, false, "", "")
+	f.Add("smart", "web", "always", "off", "safe", true, uint8(1), uint8(2), true, false, "", "")
+	f.Add("", "memory.read", "always", "always", "safe", false, uint8(1), uint8(3), true, false, "", "")
+	f.Add("manual", "mcp.github", "", "", "dangerous", false, uint8(2), uint8(2), false, false, "", "")
+	f.Add("Auto", "files.write", "Off", "", "Destructive", true, uint8(1), uint8(3), false, false, "", "")
+	f.Add("smart", "files.write", "ask", "always", "", true, uint8(1), uint8(2), false, false, "", "")
+	f.Add("auto", "files.write", "always", "", "safe", true, uint8(1), uint8(3), true, true, "read=files.read,web;write=files.write", "read")
+	f.Add("auto", "files.write", "always", "", "safe", true, uint8(1), uint8(3), true, true, "read=files.read,web;write=files.write", "")
+	f.Add("auto", "web", "always", "", "destructive", true, uint8(1), uint8(3), false, true, "read=files.read,web", "read")
+	f.Add("smart", "web", "off", "", "safe", true, uint8(1), uint8(3), true, true, "read=files.read,web", "read")
+	f.Add("auto", "web", "always", "", "safe", true, uint8(1), uint8(3), true, true, "read=files.read,web", "gone")
+	f.Fuzz(func(t *testing.T, mode, group, groupPol, override, risk string, memory bool, grant, answer uint8, once, intentMode bool, intents, chosen string) {
 		tool := Tool{Server: "srv", Name: "tool", Group: group, Risk: Risk(risk)}
 		cfg := Config{
 			Mode:          Mode(mode),
 			Groups:        map[string]GroupPolicy{group: GroupPolicy(groupPol)},
 			Tools:         map[string]GroupPolicy{tool.Key(): GroupPolicy(override)},
 			MemoryEnabled: memory,
+			IntentMode:    intentMode,
+			Intents:       fuzzIntents(intents),
 		}
 		g := &Grants{}
 		// An earlier prompt for this tool may have granted or persisted
@@ -295,9 +360,18 @@ func FuzzNeverAllowsOffOrUnconfirmedDestructive(f *testing.F) {
 			g.Reset()
 			g.GrantIn(group, g.Epoch-1)
 		}
-		d := Decide(cfg, tool, g, once)
+		// The turn's intent is set directly, so it may name an intent the
+		// config no longer has.
+		turn := &Turn{Intent: chosen}
+		d := Decide(cfg, tool, g, turn, once)
 		if d.Rule == "" {
 			t.Errorf("no rule for %+v", d)
+		}
+		// Intent mode only ever adds denials.
+		without := cfg
+		without.IntentMode = false
+		if base := Decide(without, tool, g, turn, once); d.Verdict != Deny && d.Verdict != base.Verdict {
+			t.Errorf("intent mode changed %v to %v: %+v", base.Verdict, d.Verdict, d)
 		}
 		if d.Verdict != Allow {
 			return
@@ -311,6 +385,10 @@ func FuzzNeverAllowsOffOrUnconfirmedDestructive(f *testing.F) {
 			t.Errorf("allowed destructive tool without once: %+v", d)
 		case (group == "memory" || strings.HasPrefix(group, "memory.")) && !memory:
 			t.Errorf("allowed memory tool with memory disabled: %+v", d)
+		case intentMode && !slices.Contains(cfg.Intents[chosen], group):
+			t.Errorf("allowed group %q outside intent %q (%v): %+v", group, chosen, cfg.Intents[chosen], d)
+		case intentMode && chosen == "":
+			t.Errorf("allowed a call before an intent was chosen: %+v", d)
 		}
 	})
 }
