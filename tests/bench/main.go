@@ -29,9 +29,12 @@ func main() {
 
 func run(ctx context.Context, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	starts := fs.Int("starts", 20, "cold starts per server")
-	calls := fs.Int("calls", 1000, "sequential calls per throughput round")
-	rounds := fs.Int("rounds", 3, "throughput rounds per server")
+	var o options
+	fs.IntVar(&o.starts, "starts", 20, "cold starts per server")
+	fs.IntVar(&o.calls, "calls", 1000, "sequential calls per throughput round")
+	fs.IntVar(&o.rounds, "rounds", 3, "throughput rounds per server")
+	fs.IntVar(&o.auditLines, "audit-lines", 1_000_000, "lines in the audit log that queries and verify read")
+	only := fs.String("only", "", "run one part: files or audit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,7 +47,37 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	parts := []struct {
+		name string
+		run  func(ctx context.Context, w io.Writer, root, tmp string, o options) error
+	}{{"files", benchFiles}, {"audit", benchAudit}}
+	ran := false
+	for _, p := range parts {
+		if *only != "" && *only != p.name {
+			continue
+		}
+		if ran {
+			fmt.Fprintln(w)
+		}
+		ran = true
+		if err := p.run(ctx, w, root, tmp, o); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	if !ran {
+		return fmt.Errorf("-only %q: want files or audit", *only)
+	}
+	return nil
+}
 
+type options struct {
+	starts, calls, rounds int
+	auditLines            int
+}
+
+// benchFiles compares domo-files with the reference filesystem server.
+func benchFiles(ctx context.Context, w io.Writer, root, tmp string, o options) error {
+	starts, calls, rounds := &o.starts, &o.calls, &o.rounds
 	bin := filepath.Join(tmp, "domo-files")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./servers/files/cmd/domo-files")
 	build.Dir, build.Stderr = root, os.Stderr

@@ -1,0 +1,216 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
+
+// A line is written in a fixed layout so that the chain can be checked and
+// the log filtered without decoding every line:
+//
+//	{"seq":N,"ts":"…",<other fields>,"prev":"<hex>","hash":"<hex>"}\n
+//
+// hash is the SHA-256 of every byte before `,"hash":"`, so it covers the
+// event and prev, which is the hash of the line before.
+
+const (
+	hashLen    = sha256.Size * 2
+	hashPrefix = `,"hash":"`
+	hashSuffix = `"}`
+	// frameTail is the length of `,"hash":"<hex>"}`.
+	frameTail = len(hashPrefix) + hashLen + len(hashSuffix)
+)
+
+// encodeLine appends e's line, newline included, to b. e must already be
+// redacted; Args must be compact JSON.
+func encodeLine(b []byte, e *Event) []byte {
+	start := len(b)
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, e.Seq, 10)
+	b = append(b, `,"ts":"`...)
+	b = e.TS.UTC().AppendFormat(b, TimeFormat)
+	b = append(b, '"')
+	b = appendField(b, "session", e.Session)
+	if e.Turn != 0 {
+		b = append(b, `,"turn":`...)
+		b = strconv.AppendInt(b, int64(e.Turn), 10)
+	}
+	b = appendField(b, "event", string(e.Event))
+	b = appendField(b, "call", e.Call)
+	b = appendField(b, "server", e.Server)
+	b = appendField(b, "tool", e.Tool)
+	b = appendField(b, "group", e.Group)
+	b = appendField(b, "risk", e.Risk)
+	b = appendField(b, "decision", e.Decision)
+	b = appendField(b, "decided_by", e.DecidedBy)
+	b = appendField(b, "rule", e.Rule)
+	b = appendField(b, "reason", e.Reason)
+	b = appendField(b, "status", e.Status)
+	if len(e.Args) > 0 {
+		b = append(b, `,"args":`...)
+		b = append(b, e.Args...)
+	}
+	b = appendField(b, "args_sha256", e.ArgsSHA256)
+	b = appendField(b, "result", e.Result)
+	if e.IsError {
+		b = append(b, `,"is_error":true`...)
+	}
+	if e.DurationMS != 0 {
+		b = append(b, `,"duration_ms":`...)
+		b = strconv.AppendInt(b, e.DurationMS, 10)
+	}
+	b = append(b, `,"prev":"`...)
+	b = append(b, e.Prev...)
+	b = append(b, '"')
+	sum := sha256.Sum256(b[start:])
+	e.Hash = hex.EncodeToString(sum[:])
+	b = append(b, hashPrefix...)
+	b = append(b, e.Hash...)
+	b = append(b, hashSuffix...)
+	return append(b, '\n')
+}
+
+// appendField appends `,"name":"value"` unless value is empty.
+func appendField(b []byte, name, value string) []byte {
+	if value == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return appendString(b, value)
+}
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD so
+// every line is valid JSON.
+func appendString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == 0x7f:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			// Valid JSON, but some line-oriented tools split on them.
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// frame is what the chain needs from one line, read without decoding it.
+type frame struct {
+	seq  uint64
+	ts   []byte // the raw timestamp, TimeFormat
+	prev []byte
+	hash []byte
+	body []byte // the bytes the hash covers
+}
+
+var errLayout = errors.New("the line is not in the audit log's layout")
+
+// parseFrame reads seq, ts, prev and hash from a line (without its newline)
+// and checks nothing else: Verify decides what a mismatch means.
+func parseFrame(line []byte) (frame, error) {
+	var f frame
+	if len(line) < frameTail+len(`{"seq":0,"prev":""`) ||
+		!bytes.HasPrefix(line, []byte(`{"seq":`)) ||
+		!bytes.HasSuffix(line, []byte(hashSuffix)) {
+		return f, errLayout
+	}
+	tail := line[len(line)-frameTail:]
+	if !bytes.HasPrefix(tail, []byte(hashPrefix)) {
+		return f, errLayout
+	}
+	f.hash = tail[len(hashPrefix) : len(hashPrefix)+hashLen]
+	f.body = line[:len(line)-frameTail]
+
+	rest := line[len(`{"seq":`):]
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	seq, err := strconv.ParseUint(string(rest[:n]), 10, 64)
+	if err != nil {
+		return f, errLayout
+	}
+	f.seq = seq
+	rest = rest[n:]
+	const tsKey = `,"ts":"`
+	if bytes.HasPrefix(rest, []byte(tsKey)) && len(rest) >= len(tsKey)+len(TimeFormat) {
+		f.ts = rest[len(tsKey) : len(tsKey)+len(TimeFormat)]
+	}
+
+	// prev is the last field of the body: `,"prev":"<hex or empty>"`.
+	body := f.body
+	if len(body) < 2 || body[len(body)-1] != '"' {
+		return f, errLayout
+	}
+	q := bytes.LastIndexByte(body[:len(body)-1], '"')
+	if q < 0 || !bytes.HasSuffix(body[:q+1], []byte(`,"prev":"`)) {
+		return f, errLayout
+	}
+	f.prev = body[q+1 : len(body)-1]
+	return f, nil
+}
+
+// checkHash reports whether the frame's hash is the hash of its body.
+func (f frame) checkHash() bool {
+	sum := sha256.Sum256(f.body)
+	var want [hashLen]byte
+	hex.Encode(want[:], sum[:])
+	return bytes.Equal(want[:], f.hash)
+}
+
+// topField returns the value of a top-level string field written before
+// "args", without decoding the line; an absent field is empty. ok is false
+// when the value holds escapes, in which case the caller must decode the
+// line. The key cannot be faked by a string value: quotes in values are
+// escaped.
+func topField(line []byte, name string) (value []byte, ok bool) {
+	head := line
+	if i := bytes.Index(line, []byte(`,"args":`)); i >= 0 {
+		head = line[:i]
+	}
+	var key [32]byte
+	k := append(key[:0], ',', '"')
+	k = append(k, name...)
+	k = append(k, '"', ':', '"')
+	i := bytes.Index(head, k)
+	if i < 0 {
+		return nil, true
+	}
+	v := head[i+len(k):]
+	j := bytes.IndexByte(v, '"')
+	if j < 0 || bytes.IndexByte(v[:j], '\\') >= 0 {
+		return nil, false
+	}
+	return v[:j], true
+}

@@ -1,0 +1,264 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strconv"
+	"time"
+)
+
+// Filter selects events. The zero Filter selects all.
+type Filter struct {
+	Since, Until time.Time // Until is exclusive
+	// Tool is a glob (path.Match syntax) on the tool's name, or on
+	// "server/tool" when it holds a slash.
+	Tool     string
+	Server   string
+	Group    string
+	Decision string // allow, deny, ask
+	Session  string
+	Kind     Kind
+	// Errors keeps only calls that failed: isError results, time-outs,
+	// crashes and invalid calls.
+	Errors bool
+}
+
+// Validate reports a filter Query would reject.
+func (f Filter) Validate() error {
+	if _, err := path.Match(f.Tool, ""); err != nil {
+		return fmt.Errorf("tool pattern %q: %w", f.Tool, err)
+	}
+	switch f.Decision {
+	case "", "allow", "deny", "ask":
+	default:
+		return fmt.Errorf("decision %q: want allow, deny or ask", f.Decision)
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
+		return fmt.Errorf("--until %s is not after --since %s", f.Until.Format(time.RFC3339), f.Since.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// failed reports whether a call end with this status and isError failed.
+func failed(status string, isError bool) bool {
+	switch status {
+	case StatusError, StatusTimeout, StatusCrashed, StatusInvalid:
+		return true
+	}
+	return isError
+}
+
+// Match reports whether e passes the filter.
+func (f Filter) Match(e *Event) bool {
+	switch {
+	case !f.Since.IsZero() && e.TS.Before(f.Since),
+		!f.Until.IsZero() && !e.TS.Before(f.Until),
+		f.Server != "" && e.Server != f.Server,
+		f.Group != "" && e.Group != f.Group,
+		f.Decision != "" && e.Decision != f.Decision,
+		f.Session != "" && e.Session != f.Session,
+		f.Kind != "" && e.Event != f.Kind,
+		f.Errors && !failed(e.Status, e.IsError),
+		f.Tool != "" && !f.toolMatches([]byte(e.Server), []byte(e.Tool)):
+		return false
+	}
+	return true
+}
+
+func (f Filter) toolMatches(server, tool []byte) bool {
+	name := string(tool)
+	if bytes.IndexByte([]byte(f.Tool), '/') >= 0 {
+		name = string(server) + "/" + name
+	}
+	ok, _ := path.Match(f.Tool, name)
+	return ok
+}
+
+// compiled is a filter prepared to reject lines before decoding them.
+type compiled struct {
+	Filter
+	since, until []byte
+}
+
+func (f Filter) compile() compiled {
+	c := compiled{Filter: f}
+	if !f.Since.IsZero() {
+		c.since = f.Since.UTC().AppendFormat(nil, TimeFormat)
+	}
+	if !f.Until.IsZero() {
+		c.until = f.Until.UTC().AppendFormat(nil, TimeFormat)
+	}
+	return c
+}
+
+// classify decides from the raw bytes whether a line passes, without
+// decoding it. sure is false when a field it needs could not be read that
+// way (a value with escapes, a line not in the writer's layout): then the
+// caller decodes the line and asks Match.
+func (c *compiled) classify(line []byte) (pass, sure bool) {
+	sure = true
+	if c.since != nil || c.until != nil {
+		ts := rawTS(line)
+		switch {
+		case ts == nil:
+			sure = false
+		case c.since != nil && bytes.Compare(ts, c.since) < 0,
+			c.until != nil && bytes.Compare(ts, c.until) >= 0:
+			return false, true
+		}
+	}
+	for _, eq := range [...]struct{ name, want string }{
+		{"server", c.Server}, {"group", c.Group}, {"decision", c.Decision},
+		{"session", c.Session}, {"event", string(c.Kind)},
+	} {
+		if eq.want == "" {
+			continue
+		}
+		v, ok := topField(line, eq.name)
+		if !ok {
+			sure = false
+		} else if string(v) != eq.want {
+			return false, true
+		}
+	}
+	if c.Tool != "" {
+		tool, ok1 := topField(line, "tool")
+		server, ok2 := topField(line, "server")
+		if !ok1 || !ok2 {
+			sure = false
+		} else if !c.toolMatches(server, tool) {
+			return false, true
+		}
+	}
+	if c.Errors {
+		status, ok := topField(line, "status")
+		if !ok {
+			sure = false
+		} else if !failed(string(status), tailIsError(line)) {
+			return false, true
+		}
+	}
+	if !bytes.HasPrefix(line, []byte(`{"seq":`)) {
+		sure = false
+	}
+	return true, sure
+}
+
+// rawTS returns the timestamp of a line in the writer's layout, or nil.
+func rawTS(line []byte) []byte {
+	seq, ok := bytes.CutPrefix(line, []byte(`{"seq":`))
+	if !ok {
+		return nil
+	}
+	i := 0
+	for i < len(seq) && seq[i] >= '0' && seq[i] <= '9' {
+		i++
+	}
+	ts, ok := bytes.CutPrefix(seq[i:], []byte(`,"ts":"`))
+	if !ok || len(ts) < len(TimeFormat) {
+		return nil
+	}
+	return ts[:len(TimeFormat)]
+}
+
+// tailIsError reports whether the line's top-level is_error is true. Only
+// duration_ms and the chain fields follow is_error in the layout, so the
+// last occurrence is the top-level one exactly when they follow it.
+func tailIsError(line []byte) bool {
+	const key = `,"is_error":true`
+	i := bytes.LastIndex(line, []byte(key))
+	if i < 0 {
+		return false
+	}
+	rest := line[i+len(key):]
+	if r, ok := bytes.CutPrefix(rest, []byte(`,"duration_ms":`)); ok {
+		j := 0
+		for j < len(r) && (r[j] >= '0' && r[j] <= '9' || r[j] == '-') {
+			j++
+		}
+		rest = r[j:]
+	}
+	return bytes.HasPrefix(rest, []byte(`,"prev":"`))
+}
+
+// rawDuration reads the top-level duration_ms, the last field before the
+// chain's, from the end of the line.
+func rawDuration(line []byte) int64 {
+	const key = `,"duration_ms":`
+	i := bytes.LastIndex(line, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	rest := line[i+len(key):]
+	j := 0
+	for j < len(rest) && (rest[j] >= '0' && rest[j] <= '9' || rest[j] == '-') {
+		j++
+	}
+	if !bytes.HasPrefix(rest[j:], []byte(`,"prev":"`)) {
+		return 0
+	}
+	n, _ := strconv.ParseInt(string(rest[:j]), 10, 64)
+	return n
+}
+
+// Query calls fn with every event of the log at path that passes f, oldest
+// first. A line that is not an event (torn, or damaged beyond decoding) is
+// skipped: Verify is the tool for damage. fn may return an error to stop.
+func Query(path string, f Filter, fn func(Event) error) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	return QueryRaw(path, f, func(line []byte) error {
+		var e Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil
+		}
+		return fn(e)
+	})
+}
+
+// QueryRaw is Query handing over each matching line as stored, without
+// its newline and valid only during the call, decoding only the lines
+// whose bytes cannot decide the filter. It is the fast path for output
+// that needs no decoding (JSON lines) or only the last few events.
+func QueryRaw(path string, f Filter, fn func(line []byte) error) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	c := f.compile()
+	return eachLine(path, func(_ string, _ int, line []byte, complete bool) error {
+		if !complete {
+			return nil
+		}
+		pass, sure := c.classify(line)
+		if !pass {
+			return nil
+		}
+		if !sure {
+			var e Event
+			if json.Unmarshal(line, &e) != nil || !f.Match(&e) {
+				return nil
+			}
+		}
+		return fn(line)
+	})
+}
+
+// Find returns the event with sequence number seq.
+func Find(path string, seq uint64) (Event, bool, error) {
+	var found Event
+	var ok bool
+	err := eachLine(path, func(_ string, _ int, line []byte, complete bool) error {
+		if s, good := lineSeq(line); !complete || !good || s != seq {
+			return nil
+		}
+		if err := json.Unmarshal(line, &found); err != nil {
+			return fmt.Errorf("seq %d is not a readable event: %w", seq, err)
+		}
+		ok = true
+		return errStop
+	})
+	return found, ok, err
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+type permissionsOut struct {
+	Mode   string            `json:"mode"`
+	Groups map[string]string `json:"groups"`
+	Tools  []toolRow         `json:"tools"`
+}
+
+func listPermissions(t *testing.T, config string) permissionsOut {
+	t.Helper()
+	out, errOut, code := domo(t, "--config", config, "permissions", "--json")
+	if code != 0 {
+		t.Fatalf("permissions: exit %d: %s", code, errOut)
+	}
+	var p permissionsOut
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p permissionsOut) tool(name string) toolRow {
+	for _, r := range p.Tools {
+		if r.Tool == name {
+			return r
+		}
+	}
+	return toolRow{}
+}
+
+func TestPermissionsListsEveryKnownTool(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "config.json")
+	p := listPermissions(t, config)
+	if p.Mode != "smart" || len(p.Tools) < 40 {
+		t.Fatalf("mode %q with %d tools", p.Mode, len(p.Tools))
+	}
+	read := p.tool("files/read_text_file")
+	if read.Group != "files.read" || read.Risk != "safe" || read.Decision != "allow" || read.Rule == "" {
+		t.Errorf("files/read_text_file = %+v", read)
+	}
+	del := p.tool("files/delete_file")
+	if del.Risk != "destructive" || del.Decision != "ask" || !strings.Contains(del.Rule, "destructive") {
+		t.Errorf("files/delete_file = %+v", del)
+	}
+	out, _, _ := domo(t, "--config", config, "permissions")
+	for _, want := range []string{"mode smart", "TOOL", "GROUP", "files/read_text_file", "destructive tools always ask"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+}
+
+func TestPermissionsSetKeepsTheRestOfTheFile(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.json")
+	orig := `{
+  "mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}}},
+  "llm": {"base_url": "http://localhost:11434/v1", "model": "qwen3"},
+  "permissions": {"x-note": "mine", "groups": {"web": "ask"}},
+  "zzz-unknown": [1, 2, {"a": null}]
+}`
+	if err := os.WriteFile(config, []byte(orig), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	steps := [][]string{
+		{"permissions", "set", "files.write", "always"},
+		{"permissions", "set", "browser", "off"},
+		{"permissions", "set", "github/create_issue", "ask"},
+		{"permissions", "set", "mcp.github", "always"},
+		{"permissions", "mode", "auto"},
+	}
+	for _, s := range steps {
+		if out, errOut, code := domo(t, append([]string{"--config", config}, s...)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s%s", s, code, out, errOut)
+		}
+	}
+	b, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]any
+	json.Unmarshal([]byte(`{
+  "mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}}},
+  "llm": {"base_url": "http://localhost:11434/v1", "model": "qwen3"},
+  "permissions": {"x-note": "mine", "groups": {"web": "ask", "files.write": "always", "browser": "off", "mcp.github": "always"},
+                  "tools": {"github/create_issue": "ask"}, "mode": "auto"},
+  "zzz-unknown": [1, 2, {"a": null}]
+}`), &want)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("config after the changes:\n%s\nwant the same fields as\n%v", b, want)
+	}
+	// Keys keep their order: the person's file still reads the same way.
+	if i, j := strings.Index(string(b), "mcpServers"), strings.Index(string(b), "zzz-unknown"); i < 0 || j < i {
+		t.Errorf("keys were reordered:\n%s", b)
+	}
+	if fi, _ := os.Stat(config); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode changed to %v", fi.Mode().Perm())
+	}
+
+	p := listPermissions(t, config)
+	if p.Mode != "auto" {
+		t.Errorf("mode = %s", p.Mode)
+	}
+	if r := p.tool("browser/browser_click"); r.Decision != "deny" || !strings.Contains(r.Rule, "off") {
+		t.Errorf("browser tool with the group off = %+v", r)
+	}
+	if r := p.tool("github/create_issue"); r.Group != "mcp.github" || r.Risk != "dangerous" || r.Decision != "allow" {
+		t.Errorf("a third-party tool named in an override = %+v", r)
+	}
+	if r := p.tool("files/delete_file"); r.Decision != "ask" {
+		t.Errorf("destructive tool in auto mode with its group always = %+v", r)
+	}
+
+	// "default" removes a tool's own policy.
+	if _, errOut, code := domo(t, "--config", config, "permissions", "set", "github/create_issue", "default"); code != 0 {
+		t.Fatal(errOut)
+	}
+	if b, _ := os.ReadFile(config); strings.Contains(string(b), "create_issue") {
+		t.Errorf("the override is still there:\n%s", b)
+	}
+}
+
+func TestPermissionsSetThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "domo.json")
+	os.MkdirAll(filepath.Dir(real), 0o700)
+	os.WriteFile(real, []byte(`{"llm": {"model": "x"}}`), 0o600)
+	link := filepath.Join(dir, "config.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := domo(t, "--config", link, "permissions", "set", "web", "off"); code != 0 {
+		t.Fatal(errOut)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the symlink was replaced: %v %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(real); !strings.Contains(string(b), `"web": "off"`) || !strings.Contains(string(b), `"model": "x"`) {
+		t.Errorf("the target holds:\n%s", b)
+	}
+}
+
+func TestPermissionsConcurrentSetsLoseNothing(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "config.json")
+	const n = 20
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if _, errOut, code := domo(t, "--config", config, "permissions", "set", fmt.Sprintf("s%d/tool", i), "off"); code != 0 {
+				t.Error(errOut)
+			}
+		})
+	}
+	wg.Wait()
+	b, _ := os.ReadFile(config)
+	for i := range n {
+		if !strings.Contains(string(b), fmt.Sprintf(`"s%d/tool": "off"`, i)) {
+			t.Errorf("set %d was lost:\n%s", i, b)
+		}
+	}
+}
+
+func TestPermissionsRefusesABrokenConfig(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "config.json")
+	os.WriteFile(config, []byte(`{"permissions": {"mode": "yolo"}}`), 0o600)
+	_, errOut, code := domo(t, "--config", config, "permissions")
+	if code != 1 || !strings.Contains(errOut, "yolo") || !strings.Contains(errOut, "config.json") {
+		t.Errorf("exit %d: %s; want an error naming the file and the value", code, errOut)
+	}
+	os.WriteFile(config, []byte(`{"permissions": `), 0o600)
+	before, _ := os.ReadFile(config)
+	_, _, code = domo(t, "--config", config, "permissions", "mode", "auto")
+	after, _ := os.ReadFile(config)
+	if code == 0 || string(before) != string(after) {
+		t.Errorf("a set over invalid JSON: exit %d, file now %q", code, after)
+	}
+}
