@@ -189,28 +189,100 @@ func (f frame) checkHash() bool {
 	return bytes.Equal(want[:], f.hash)
 }
 
-// topField returns the value of a top-level string field written before
-// "args", without decoding the line; an absent field is empty. ok is false
-// when the value holds escapes, in which case the caller must decode the
-// line. The key cannot be faked by a string value: quotes in values are
-// escaped.
-func topField(line []byte, name string) (value []byte, ok bool) {
-	head := line
-	if i := bytes.Index(line, []byte(`,"args":`)); i >= 0 {
-		head = line[:i]
+// The string fields written before "args", which filters and stats read
+// from the raw bytes.
+const (
+	fSession = iota
+	fEvent
+	fServer
+	fTool
+	fGroup
+	fDecision
+	fStatus
+	nHeadFields
+)
+
+var headKeys = map[string]int{
+	"session": fSession, "event": fEvent, "server": fServer, "tool": fTool,
+	"group": fGroup, "decision": fDecision, "status": fStatus,
+}
+
+// head holds a line's head fields, read in one pass without decoding.
+type head struct {
+	value   [nHeadFields][]byte
+	escaped [nHeadFields]bool
+}
+
+// field returns a head field's value; an absent field is empty. ok is
+// false when the value holds escapes: the caller must decode the line.
+func (h *head) field(i int) (value []byte, ok bool) {
+	return h.value[i], !h.escaped[i]
+}
+
+// parseHead reads the head fields of a line in the writer's layout. ok is
+// false for a line it cannot read that way. A key cannot be faked from
+// inside a value: quotes in string values are escaped, and the scan stops
+// at the first field that is not a string or a number.
+func parseHead(line []byte) (h head, ok bool) {
+	rest, found := bytes.CutPrefix(line, []byte(`{"seq":`))
+	if !found {
+		return h, false
 	}
-	var key [32]byte
-	k := append(key[:0], ',', '"')
-	k = append(k, name...)
-	k = append(k, '"', ':', '"')
-	i := bytes.Index(head, k)
-	if i < 0 {
-		return nil, true
+	rest = skipNumber(rest)
+	for {
+		r, found := bytes.CutPrefix(rest, []byte(`,"`))
+		if !found {
+			return h, false
+		}
+		k := bytes.IndexByte(r, '"')
+		if k < 0 || k+1 >= len(r) || r[k+1] != ':' {
+			return h, false
+		}
+		key := r[:k]
+		r = r[k+2:]
+		switch string(key) {
+		case "args", "args_sha256", "result", "is_error", "duration_ms", "prev":
+			return h, true // the head ends here
+		}
+		if len(r) == 0 {
+			return h, false
+		}
+		if r[0] != '"' {
+			if rest = skipNumber(r); len(rest) == len(r) {
+				return h, false
+			}
+			continue
+		}
+		end, escaped := stringEnd(r)
+		if end < 0 {
+			return h, false
+		}
+		if i, ok := headKeys[string(key)]; ok {
+			h.value[i], h.escaped[i] = r[1:end], escaped
+		}
+		rest = r[end+1:]
 	}
-	v := head[i+len(k):]
-	j := bytes.IndexByte(v, '"')
-	if j < 0 || bytes.IndexByte(v[:j], '\\') >= 0 {
-		return nil, false
+}
+
+// skipNumber skips an integer.
+func skipNumber(b []byte) []byte {
+	i := 0
+	for i < len(b) && (b[i] >= '0' && b[i] <= '9' || b[i] == '-') {
+		i++
 	}
-	return v[:j], true
+	return b[i:]
+}
+
+// stringEnd finds the closing quote of the JSON string starting at b[0].
+func stringEnd(b []byte) (end int, escaped bool) {
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			escaped = true
+			i++
+		case '"':
+			return i, escaped
+		}
+	}
+	return -1, escaped
 }

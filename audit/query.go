@@ -109,14 +109,21 @@ func (c *compiled) classify(line []byte) (pass, sure bool) {
 			return false, true
 		}
 	}
-	for _, eq := range [...]struct{ name, want string }{
-		{"server", c.Server}, {"group", c.Group}, {"decision", c.Decision},
-		{"session", c.Session}, {"event", string(c.Kind)},
+	h, ok := parseHead(line)
+	if !ok {
+		return true, false
+	}
+	for _, eq := range [...]struct {
+		field int
+		want  string
+	}{
+		{fServer, c.Server}, {fGroup, c.Group}, {fDecision, c.Decision},
+		{fSession, c.Session}, {fEvent, string(c.Kind)},
 	} {
 		if eq.want == "" {
 			continue
 		}
-		v, ok := topField(line, eq.name)
+		v, ok := h.field(eq.field)
 		if !ok {
 			sure = false
 		} else if string(v) != eq.want {
@@ -124,8 +131,8 @@ func (c *compiled) classify(line []byte) (pass, sure bool) {
 		}
 	}
 	if c.Tool != "" {
-		tool, ok1 := topField(line, "tool")
-		server, ok2 := topField(line, "server")
+		tool, ok1 := h.field(fTool)
+		server, ok2 := h.field(fServer)
 		if !ok1 || !ok2 {
 			sure = false
 		} else if !c.toolMatches(server, tool) {
@@ -133,15 +140,12 @@ func (c *compiled) classify(line []byte) (pass, sure bool) {
 		}
 	}
 	if c.Errors {
-		status, ok := topField(line, "status")
+		status, ok := h.field(fStatus)
 		if !ok {
 			sure = false
-		} else if !failed(string(status), tailIsError(line)) {
+		} else if isError, _ := tail(line); !failed(string(status), isError) {
 			return false, true
 		}
-	}
-	if !bytes.HasPrefix(line, []byte(`{"seq":`)) {
-		sure = false
 	}
 	return true, sure
 }
@@ -163,44 +167,28 @@ func rawTS(line []byte) []byte {
 	return ts[:len(TimeFormat)]
 }
 
-// tailIsError reports whether the line's top-level is_error is true. Only
-// duration_ms and the chain fields follow is_error in the layout, so the
-// last occurrence is the top-level one exactly when they follow it.
-func tailIsError(line []byte) bool {
-	const key = `,"is_error":true`
-	i := bytes.LastIndex(line, []byte(key))
-	if i < 0 {
-		return false
+// tail reads is_error and duration_ms, the last fields before the chain's,
+// backwards from the end of a line in the writer's layout. Reading from
+// the end means nothing in args or result can be mistaken for them.
+func tail(line []byte) (isError bool, durationMS int64) {
+	fr, err := parseFrame(line)
+	if err != nil {
+		return false, 0
 	}
-	rest := line[i+len(key):]
-	if r, ok := bytes.CutPrefix(rest, []byte(`,"duration_ms":`)); ok {
-		j := 0
-		for j < len(r) && (r[j] >= '0' && r[j] <= '9' || r[j] == '-') {
-			j++
-		}
-		rest = r[j:]
+	// body ends with `,"prev":"<hex>"`.
+	b := fr.body[:len(fr.body)-len(fr.prev)-len(`,"prev":""`)]
+	i := len(b)
+	for i > 0 && b[i-1] >= '0' && b[i-1] <= '9' {
+		i--
 	}
-	return bytes.HasPrefix(rest, []byte(`,"prev":"`))
-}
-
-// rawDuration reads the top-level duration_ms, the last field before the
-// chain's, from the end of the line.
-func rawDuration(line []byte) int64 {
-	const key = `,"duration_ms":`
-	i := bytes.LastIndex(line, []byte(key))
-	if i < 0 {
-		return 0
+	if i > 0 && b[i-1] == '-' {
+		i--
 	}
-	rest := line[i+len(key):]
-	j := 0
-	for j < len(rest) && (rest[j] >= '0' && rest[j] <= '9' || rest[j] == '-') {
-		j++
+	if i < len(b) && bytes.HasSuffix(b[:i], []byte(`,"duration_ms":`)) {
+		durationMS, _ = strconv.ParseInt(string(b[i:]), 10, 64)
+		b = b[:i-len(`,"duration_ms":`)]
 	}
-	if !bytes.HasPrefix(rest[j:], []byte(`,"prev":"`)) {
-		return 0
-	}
-	n, _ := strconv.ParseInt(string(rest[:j]), 10, 64)
-	return n
+	return bytes.HasSuffix(b, []byte(`,"is_error":true`)), durationMS
 }
 
 // Query calls fn with every event of the log at path that passes f, oldest

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -398,4 +399,21 @@ func FuzzRedact(f *testing.F) {
 			t.Errorf("redactJSON(%q) = %q, not one line of JSON", s, j)
 		}
 	})
+}
+
+func TestTmpPathological(t *testing.T) {
+	for _, unit := range []string{
+		"sk-learn-", "-sk-abc", "bearer ", "Bearer abcdefgh", "basic ", "Basic YWJjZA== ", "authorization: ", "password: ", "password=",
+		"?token=", "&sig=", "key: ", "\\u0026sig=", "<password>", "--password ", "-u a:", "login a password ", "://a:", "://a:b@",
+		"eyJabcd.eyJabcd.", "MTIzNDU2Nzg5MDEyMzQ1Njc4.abcdef.", "-----BEGIN PRIVATE KEY-----", "1234567890:AA", "AccountKey=", "token ", "\"token\":\"", "x", "keykey", "aws_secret_access_key=",
+	} {
+		s := strings.Repeat(unit, 200000/len(unit))
+		start := time.Now()
+		redactText(s)
+		if d := time.Since(start); d > 50*time.Millisecond {
+			t.Errorf("%q: %v", unit, d)
+		} else {
+			t.Logf("%q: %v", unit, d)
+		}
+	}
 }

@@ -53,13 +53,13 @@ func (s *Stats) Add(e Event) {
 // AddLine counts one stored line, reading only the fields it needs from
 // the raw bytes when it can.
 func (s *Stats) AddLine(line []byte) {
+	h, ok := parseHead(line)
 	var e Event
-	ok := true
 	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"server", &e.Server}, {"tool", &e.Tool}, {"event", (*string)(&e.Event)}, {"decision", &e.Decision}, {"status", &e.Status}} {
-		v, good := topField(line, f.name)
+		field int
+		dst   *string
+	}{{fServer, &e.Server}, {fTool, &e.Tool}, {fEvent, (*string)(&e.Event)}, {fDecision, &e.Decision}, {fStatus, &e.Status}} {
+		v, good := h.field(f.field)
 		ok = ok && good
 		*f.dst = string(v)
 	}
@@ -72,8 +72,7 @@ func (s *Stats) AddLine(line []byte) {
 		return
 	}
 	if e.Event == KindCallEnd {
-		e.IsError = tailIsError(line)
-		e.DurationMS = rawDuration(line)
+		e.IsError, e.DurationMS = tail(line)
 	}
 	s.Add(e)
 }

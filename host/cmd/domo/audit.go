@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -170,6 +171,18 @@ func auditList(e *env, args []string) error {
 			n = 0
 		}
 	}
+	if n == 0 && a.json {
+		// Everything, as stored: stream it rather than hold it.
+		bw := bufio.NewWriterSize(e.stdout, 64<<10)
+		err := audit.QueryRaw(path, f, func(line []byte) error {
+			bw.Write(line)
+			return bw.WriteByte('\n')
+		})
+		if ferr := bw.Flush(); err == nil {
+			err = ferr
+		}
+		return err
+	}
 	events, total, err := lastMatching(path, f, n)
 	if err != nil {
 		return err
@@ -212,12 +225,12 @@ func lastMatching(path string, f audit.Filter, n int) ([][]byte, int, error) {
 // table.
 func printLines(w io.Writer, lines [][]byte, asJSON bool) error {
 	if asJSON {
+		bw := bufio.NewWriterSize(w, 64<<10)
 		for _, l := range lines {
-			if _, err := fmt.Fprintf(w, "%s\n", l); err != nil {
-				return err
-			}
+			bw.Write(l)
+			bw.WriteByte('\n')
 		}
-		return nil
+		return bw.Flush()
 	}
 	events := make([]audit.Event, 0, len(lines))
 	for _, l := range lines {
