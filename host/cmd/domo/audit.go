@@ -250,7 +250,7 @@ func printTable(w io.Writer, events []audit.Event) error {
 	fmt.Fprintln(tw, "SEQ\tTIME\tEVENT\tTOOL\tOUTCOME\tDETAIL")
 	for _, ev := range events {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ev.Seq, ev.TS.Local().Format("2006-01-02 15:04:05"),
-			shortKind(ev.Event), toolName(ev), outcome(ev), oneLine(detail(ev), 80))
+			shortKind(ev.Event), oneLine(toolName(ev), 60), oneLine(outcome(ev), 40), oneLine(detail(ev), 80))
 	}
 	return tw.Flush()
 }
@@ -307,9 +307,9 @@ func detail(ev audit.Event) string {
 	return ev.Result
 }
 
-// oneLine flattens s to one line of at most n runes.
+// oneLine flattens s to one line of at most n runes, safe for a terminal.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = clean(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
@@ -344,7 +344,7 @@ func auditShow(e *env, args []string) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s\t%s\n", k, oneLine(v, 1000))
 		}
 	}
 	row("seq", strconv.FormatUint(ev.Seq, 10))
@@ -381,9 +381,40 @@ func auditShow(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "\nargs (redacted):\n  %s\n", pretty.Bytes())
 	}
 	if ev.Result != "" {
-		fmt.Fprintf(e.stdout, "\nresult (redacted):\n%s\n", indent(ev.Result, "  "))
+		fmt.Fprintf(e.stdout, "\nresult (redacted):\n%s\n", indent(clean(ev.Result), "  "))
 	}
 	return nil
+}
+
+// clean makes text from the log safe to print to a terminal: a tool's
+// result may carry escape sequences that would retitle the window, move
+// the cursor or hide text, or bidirectional overrides that reorder what a
+// reviewer reads. Such characters are shown as escapes instead.
+func clean(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unsafeRune(r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return true
+	}
+	return false
 }
 
 func indent(s, prefix string) string {
@@ -427,7 +458,7 @@ func auditStats(e *env, args []string) error {
 	fmt.Fprintln(tw, "TOOL\tCALLS\tDENIED\tERRORS\tP50\tP95\t")
 	var calls, denials, errs int
 	for _, t := range tools {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t\n", t.Server+"/"+t.Tool, t.Calls, t.Denials, t.Errors, ms(t.P50), ms(t.P95))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t\n", oneLine(t.Server+"/"+t.Tool, 60), t.Calls, t.Denials, t.Errors, ms(t.P50), ms(t.P95))
 		calls, denials, errs = calls+t.Calls, denials+t.Denials, errs+t.Errors
 	}
 	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t\t\t\n", calls, denials, errs)
@@ -465,7 +496,7 @@ func auditTail(ctx context.Context, e *env, args []string) error {
 			return json.NewEncoder(e.stdout).Encode(ev)
 		}
 		_, err := fmt.Fprintf(e.stdout, "%d  %s  %s  %s  %s  %s\n", ev.Seq, ev.TS.Local().Format("15:04:05"),
-			shortKind(ev.Event), toolName(ev), outcome(ev), oneLine(detail(ev), 80))
+			shortKind(ev.Event), oneLine(toolName(ev), 60), oneLine(outcome(ev), 40), oneLine(detail(ev), 80))
 		return err
 	})
 }

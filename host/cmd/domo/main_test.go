@@ -298,3 +298,34 @@ func TestParseWhen(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditOutputIsSafeForATerminal stores results that try to retitle the
+// window, clear the screen and reorder text, and checks that no listing
+// passes a control character through.
+func TestAuditOutputIsSafeForATerminal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := audit.Open(path, audit.Options{Sync: audit.SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := "ok\x1b]0;owned\x07\x1b[2J\x1b[1A\rsafe \u202egnp.exe\x9b31m"
+	w.Append(audit.Event{Event: audit.KindCallEnd, Server: "evil\x1b[31m", Tool: "t\x1b[0m", Status: audit.StatusOK, Result: evil, Reason: evil})
+	w.Close()
+	for _, args := range [][]string{
+		{"audit", "--log", path},
+		{"audit", "show", "1", "--log", path},
+		{"audit", "tail", "--log", path},
+		{"audit", "stats", "--log", path},
+	} {
+		out, _, code := domo(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		if i := strings.IndexFunc(out, func(r rune) bool { return unsafeRune(r) }); i >= 0 {
+			t.Errorf("%v printed %q", args, out[max(0, i-10):min(len(out), i+10)])
+		}
+		if !strings.Contains(out, `\u001b`) {
+			t.Errorf("%v does not show the escape as text:\n%s", args, out)
+		}
+	}
+}
