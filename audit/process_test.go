@@ -37,7 +37,11 @@ func helperAppend() error {
 	n, _ := strconv.Atoi(os.Getenv("DOMO_AUDIT_N"))
 	size, _ := strconv.Atoi(os.Getenv("DOMO_AUDIT_RESULT"))
 	tag := os.Getenv("DOMO_AUDIT_TAG")
-	w, err := Open(path, Options{Sync: SyncNever, MaxResult: size + 1})
+	sync := SyncNever
+	if os.Getenv("DOMO_AUDIT_SYNC") == "call_end" {
+		sync = SyncCallEnd
+	}
+	w, err := Open(path, Options{Sync: sync, MaxResult: size + 1})
 	if err != nil {
 		return err
 	}
@@ -84,6 +88,7 @@ func TestTwoProcessesAppendToOneLog(t *testing.T) {
 	var outs []*bytes.Buffer
 	for _, tag := range []string{"p1", "p2"} {
 		cmd := helperCmd(t, path, tag, perProcess, 64)
+		cmd.Env = append(cmd.Env, "DOMO_AUDIT_SYNC=call_end") // the default policy
 		out := &bytes.Buffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {

@@ -225,19 +225,26 @@ func TestRotationKeepsTheChain(t *testing.T) {
 	// A new writer continues the chain from the rotated files even when
 	// the active file is empty.
 	os.Rename(path, rotatedName(path, mustFirstSeq(t, path)))
-	w, err := Open(path, Options{Sync: SyncNever})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := w.Append(sampleEvent(0))
-	w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := appendOnce(t, path, sampleEvent(0))
 	if e.Seq != 301 {
 		t.Errorf("first event after rotation has seq %d, want 301", e.Seq)
 	}
 	mustVerify(t, path)
+}
+
+// appendOnce appends e with a writer of its own, as a new process would.
+func appendOnce(t *testing.T, path string, e Event) Event {
+	t.Helper()
+	w, err := Open(path, Options{Sync: SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	stored, err := w.Append(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stored
 }
 
 func mustFirstSeq(t *testing.T, path string) uint64 {
@@ -269,15 +276,7 @@ func TestTornLineIsSetAside(t *testing.T) {
 		t.Fatalf("verify of a torn log = %v, want torn at seq 11", r.Problem)
 	}
 
-	w, err := Open(path, Options{Sync: SyncNever})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := w.Append(sampleEvent(0))
-	w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := appendOnce(t, path, sampleEvent(0))
 	// Seq 11 records the recovery; the caller's event follows it.
 	if e.Seq != 12 {
 		t.Errorf("event after recovery has seq %d, want 12", e.Seq)
