@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -219,6 +220,9 @@ func TestSecretCorpusTogether(t *testing.T) {
 	}
 	dir := t.TempDir()
 	appendAll(t, filepath.Join(dir, "audit.jsonl"), Options{MaxSize: 16 << 10, MaxResult: 64 << 10, MaxString: 64 << 10}, events)
+	if logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl")); len(logs) < 2 {
+		t.Errorf("the log did not rotate: %v", logs)
+	}
 	log := readLogDir(t, dir)
 	for _, c := range corpus {
 		checkNoLeak(t, log, c)
@@ -315,25 +319,50 @@ func readLogDir(t *testing.T, dir string) string {
 // 8 characters of a hex secret could match by chance.
 var hashes = regexp.MustCompile(`[0-9a-f]{64}`)
 
-// checkNoLeak fails if the log holds c's secret, whole or any 8 characters
-// of it in a row.
+var tokenRuns = regexp.MustCompile(`[A-Za-z0-9+/=_-]{8,}`)
+
+// checkNoLeak fails if the log holds c's secret.
 func checkNoLeak(t *testing.T, log string, c corpusSecret) {
 	t.Helper()
+	if l := leak(log, c); l != "" {
+		t.Errorf("%s: %s", c.name, l)
+	}
+}
+
+// leak says where log holds c's secret, whole or any 8 characters of it in
+// a row, or returns "".
+func leak(log string, c corpusSecret) string {
 	core := c.secretPart()
 	for _, s := range []string{c.value, core} {
 		if i := strings.Index(log, s); i >= 0 {
-			t.Errorf("%s: the log holds the secret: …%s…", c.name, excerpt(log, i))
-			return
+			return "the log holds the secret: …" + excerpt(log, i) + "…"
 		}
 	}
 	stripped := hashes.ReplaceAllString(log, "")
-	runs := regexp.MustCompile(`[A-Za-z0-9+/=_-]{8,}`).FindAllString(core, -1)
-	for _, run := range runs {
+	for _, run := range tokenRuns.FindAllString(core, -1) {
 		for i := 0; i+8 <= len(run); i++ {
 			if j := strings.Index(stripped, run[i:i+8]); j >= 0 {
-				t.Errorf("%s: the log holds %q of the secret: …%s…", c.name, run[i:i+8], excerpt(stripped, j))
-				return
+				return fmt.Sprintf("the log holds %q of the secret: …%s…", run[i:i+8], excerpt(stripped, j))
 			}
+		}
+	}
+	return ""
+}
+
+// TestSecretCorpusCheckFinds makes sure the corpus tests could fail: each
+// secret, written without redaction, is found by leak.
+func TestSecretCorpusCheckFinds(t *testing.T) {
+	for _, c := range secretCorpus() {
+		var raw strings.Builder
+		for _, e := range corpusEvents(t, c) {
+			raw.Write(mustJSON(t, e))
+			raw.WriteByte('\n')
+		}
+		if leak(raw.String(), c) == "" {
+			t.Errorf("%s: leak finds nothing in the unredacted events", c.name)
+		}
+		if tokenRuns.FindString(c.secretPart()) == "" {
+			t.Errorf("%s: the secret has no 8 token characters in a row to look for", c.name)
 		}
 	}
 }
