@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,9 @@ import (
 
 // Config is the host's configuration after defaults are applied.
 type Config struct {
+	// Servers are the MCP servers to start, by name.
+	Servers     map[string]Server
+	LLM         LLM
 	Permissions Permissions
 	Memory      Memory
 	Audit       Audit
@@ -121,6 +125,8 @@ func (a Audit) AuditOptions() audit.Options {
 // fileShape is the part of the file this package reads. Sections and
 // fields it does not know are kept on save (see Update).
 type fileShape struct {
+	MCPServers  map[string]Server `json:"mcpServers"`
+	LLM         *LLM              `json:"llm"`
 	Permissions *struct {
 		Mode       policy.Mode                   `json:"mode"`
 		Groups     map[string]policy.GroupPolicy `json:"groups"`
@@ -155,6 +161,7 @@ func Default() Config {
 		panic(fmt.Sprintf("configs/domo/permissions.json: %v", err))
 	}
 	return Config{
+		Servers: builtinServers(),
 		Permissions: Permissions{
 			Mode:    d.Mode,
 			Groups:  d.Groups,
@@ -186,7 +193,7 @@ func DefaultAuditPath() string {
 func Load(path string) (Config, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Default(), nil
+		return Parse(strings.NewReader("{}"))
 	}
 	if err != nil {
 		return Config{}, fmt.Errorf("read the config: %w", err)
@@ -198,8 +205,12 @@ func Load(path string) (Config, error) {
 	return cfg, nil
 }
 
-// Parse reads a configuration over the defaults and validates it.
-func Parse(r io.Reader) (Config, error) {
+// Parse reads a configuration over the defaults, applies the DOMO_*
+// environment variables and validates it.
+func Parse(r io.Reader) (Config, error) { return ParseEnv(r, os.Getenv) }
+
+// ParseEnv is Parse with the environment read through getenv.
+func ParseEnv(r io.Reader, getenv func(string) string) (Config, error) {
 	cfg := Default()
 	var f fileShape
 	dec := json.NewDecoder(r)
@@ -208,6 +219,24 @@ func Parse(r io.Reader) (Config, error) {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Config{}, errors.New("not valid JSON: more after the closing brace")
+	}
+	if f.MCPServers != nil {
+		// Naming servers replaces the built-in set: list Domo's own
+		// servers too to keep them (domo config show prints them).
+		cfg.Servers = map[string]Server{}
+		for name, s := range f.MCPServers {
+			cfg.Servers[name] = s
+		}
+	}
+	for name, s := range cfg.Servers {
+		v, err := validateServer(name, s, getenv)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.Servers[name] = v
+	}
+	if f.LLM != nil {
+		cfg.LLM = *f.LLM
 	}
 	if p := f.Permissions; p != nil {
 		if p.Mode != "" {
@@ -240,6 +269,9 @@ func Parse(r io.Reader) (Config, error) {
 			cfg.Audit.MaxSizeMB = a.MaxSizeMB
 		}
 	}
+	if err := envOverrides(&cfg, getenv); err != nil {
+		return Config{}, err
+	}
 	return cfg, cfg.Validate()
 }
 
@@ -253,6 +285,14 @@ func (c Config) Validate() error {
 		if server, tool, ok := strings.Cut(key, "/"); !ok || server == "" || tool == "" {
 			return fmt.Errorf("permissions.tools: key %q: want \"server/tool\"", key)
 		}
+	}
+	if c.LLM.BaseURL != "" {
+		if u, err := url.Parse(c.LLM.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("llm.base_url: %q: want the server's http(s) URL, like http://127.0.0.1:11434/v1", c.LLM.BaseURL)
+		}
+	}
+	if c.LLM.ContextSize < 0 {
+		return fmt.Errorf("llm.context_size: %d: want the model's context in tokens, or 0 to ask the server", c.LLM.ContextSize)
 	}
 	switch c.Audit.Sync {
 	case "call_end", "every", "never":
