@@ -129,10 +129,24 @@ func SetPolicy(path, target string, pol policy.GroupPolicy) error {
 	})
 }
 
-// updatePermissions edits the "permissions" section of the file at path,
-// keeping every other field, under a lock so that two edits at once do not
-// lose one, and saves it atomically. The result must load.
+// updatePermissions edits the "permissions" section of the file at path.
 func updatePermissions(path string, edit func(*object) error) error {
+	return update(path, func(top *object) error {
+		perms, err := top.child("permissions")
+		if err != nil {
+			return err
+		}
+		if err := edit(&perms); err != nil {
+			return err
+		}
+		return top.set("permissions", perms)
+	})
+}
+
+// update edits the file at path, keeping every field edit does not touch,
+// under a lock so that two edits at once do not lose one, and saves it
+// atomically. The result must load.
+func update(path string, edit func(*object) error) error {
 	lock := flock.New(path + ".lock")
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create the config directory: %w", err)
@@ -164,15 +178,8 @@ func updatePermissions(path string, edit func(*object) error) error {
 	if err := json.Unmarshal(b, &top); err != nil {
 		return fmt.Errorf("%s is not a JSON object (%v); fix it by hand first", path, err)
 	}
-	perms, err := top.child("permissions")
-	if err != nil {
+	if err := edit(&top); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := edit(&perms); err != nil {
-		return err
-	}
-	if err := top.set("permissions", perms); err != nil {
-		return err
 	}
 	out, err := json.Marshal(top)
 	if err != nil {

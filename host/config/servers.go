@@ -209,7 +209,12 @@ func Expand(s string, getenv func(string) string) (string, error) {
 		rest := i + m[1]
 		if m[4] < 0 { // ${VAR}
 			if !strings.HasPrefix(s[rest:], "}") {
-				return "", fmt.Errorf("%q: unterminated ${%s", s, name)
+				// Errors quote only the variable: the rest of the value
+				// may be a secret.
+				if strings.HasPrefix(s[rest:], ":") {
+					return "", fmt.Errorf("${%s:…}: only ${VAR} and ${VAR:-default} are expanded (VS Code's ${input:…} prompts are not)", name)
+				}
+				return "", fmt.Errorf("${%s is not closed with }", name)
 			}
 			v := getenv(name)
 			if v == "" {
@@ -231,7 +236,7 @@ func Expand(s string, getenv func(string) string) (string, error) {
 			}
 		}
 		if depth != 0 {
-			return "", fmt.Errorf("%q: unterminated ${%s:-", s, name)
+			return "", fmt.Errorf("${%s:- is not closed with }", name)
 		}
 		if v := getenv(name); v != "" {
 			b.WriteString(v)

@@ -189,3 +189,58 @@ func TestPermissionsRefusesABrokenConfig(t *testing.T) {
 		t.Errorf("a set over invalid JSON: exit %d, file now %q", code, after)
 	}
 }
+
+func TestConfigImportAndShow(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.json")
+	os.WriteFile(config, []byte(`{"llm": {"model": "qwen3"}}`), 0o600)
+	vscode := filepath.Join(dir, "mcp.json")
+	os.WriteFile(vscode, []byte(`{
+  // VS Code allows comments and trailing commas
+  "servers": {
+    "everything": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"],},
+    "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${input:token}"}},
+  },
+  "inputs": [{"id": "token", "type": "promptString", "password": true}]
+}`), 0o600)
+	out, errOut, code := domo(t, "--config", config, "config", "import", vscode)
+	if code != 0 || !strings.Contains(out, "added: everything, github") || !strings.Contains(out, "${input:") {
+		t.Fatalf("import (exit %d): %s%s", code, out, errOut)
+	}
+	out, _, code = domo(t, "--config", config, "config", "import", vscode)
+	if code != 0 || !strings.Contains(out, "kept (already configured") {
+		t.Errorf("second import (exit %d): %s", code, out)
+	}
+	var shown struct {
+		MCPServers map[string]struct {
+			Command string
+			URL     string
+			Headers map[string]string
+		}
+		LLM struct{ Model string }
+	}
+	out, _, _ = domo(t, "--config", config, "config", "show")
+	if err := json.Unmarshal([]byte(out), &shown); err != nil {
+		t.Fatal(err, out)
+	}
+	// Domo's own servers were kept, the imported ones added.
+	for _, name := range []string{"files", "memory", "everything", "github"} {
+		if _, ok := shown.MCPServers[name]; !ok {
+			t.Errorf("server %s missing after import: %v", name, shown.MCPServers)
+		}
+	}
+	if shown.LLM.Model != "qwen3" || strings.Contains(out, "Bearer") {
+		t.Errorf("show: model %q; headers must be masked:\n%s", shown.LLM.Model, out)
+	}
+	if _, errOut, code := domo(t, "--config", config, "config", "import", config+".missing"); code != 1 || !strings.Contains(errOut, "read") {
+		t.Errorf("import of a missing file: %d %s", code, errOut)
+	}
+	notMCP := filepath.Join(dir, "other.json")
+	os.WriteFile(notMCP, []byte(`{"editor.fontSize": 14}`), 0o600)
+	if _, errOut, code := domo(t, "--config", config, "config", "import", notMCP); code != 1 || !strings.Contains(errOut, "no servers found") {
+		t.Errorf("import of a non-MCP file: %d %s", code, errOut)
+	}
+	if out, _, _ := domo(t, "--config", config, "config", "path"); strings.TrimSpace(out) != config {
+		t.Errorf("config path = %q", out)
+	}
+}

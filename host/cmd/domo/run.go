@@ -26,6 +26,7 @@ const usage = `domo — a local, private desktop agent
 Usage:
   domo audit [list] [filters]   review the audit log (also: show, stats, tail, verify, path)
   domo permissions [list]       every tool's group, risk and decision (also: set, mode)
+  domo config [show]            the configuration in effect (also: path, edit, import FILE)
   domo version                  print the version
 
 Global flags (before the command):
@@ -94,6 +95,8 @@ func run(ctx context.Context, e *env, args []string) error {
 		return runAudit(ctx, e, rest)
 	case "permissions", "perms":
 		return runPermissions(e, rest)
+	case "config":
+		return runConfig(ctx, e, rest)
 	case "version":
 		fmt.Fprintln(e.stdout, "domo", version)
 		return nil
@@ -101,7 +104,7 @@ func run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprint(e.stdout, usage)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown command %q (want %s)", errUsage, cmd, strings.Join([]string{"audit", "permissions", "version"}, ", "))
+		return fmt.Errorf("%w: unknown command %q (want %s)", errUsage, cmd, strings.Join([]string{"audit", "permissions", "config", "version"}, ", "))
 	}
 }
 
