@@ -20,6 +20,7 @@ func Follow(ctx context.Context, path string, f Filter, poll time.Duration, fn f
 	if err := f.Validate(); err != nil {
 		return err
 	}
+	f = f.normalized()
 	fl := follower{path: path, c: f.compile(), f: f, fn: fn, buf: make([]byte, 256<<10)}
 	if err := fl.start(); err != nil {
 		return err
@@ -44,11 +45,14 @@ type follower struct {
 	c       compiled
 	f       Filter
 	fn      func(Event) error
-	file    *os.File // the active file as last opened
-	offset  int64
-	partial []byte
-	last    uint64 // the last sequence number seen
-	buf     []byte
+	file   *os.File // the active file as last opened
+	offset int64    // where the next unread line of file starts
+	last   uint64   // the last sequence number seen
+	// opened is true until the first line of a newly opened active file
+	// is read: if it starts past last+1, more files were rotated out
+	// meanwhile, and they are read first.
+	opened bool
+	buf    []byte
 }
 
 // start opens the active file at its end and notes the chain's head.
@@ -106,7 +110,7 @@ func (fl *follower) step() error {
 		if err != nil {
 			return err
 		}
-		fl.file, fl.offset, fl.partial = file, 0, nil
+		fl.file, fl.offset, fl.opened = file, 0, true
 	}
 	if err := fl.drain(); err != nil {
 		return err
@@ -124,30 +128,46 @@ func (fl *follower) step() error {
 		fl.file = nil
 		return fl.step()
 	case err2 == nil && old.Size() < fl.offset:
-		// A writer cut a torn line off; it will be re-read complete.
-		fl.offset, fl.partial = old.Size(), nil
+		// Cut short (by hand: a writer only cuts unread torn bytes).
+		fl.offset = old.Size()
 	}
 	return nil
 }
 
-// drain reads the active file from offset to its end.
+// drain reads the complete lines of the active file from offset on. An
+// incomplete last line is left unread: it is re-read whole once written,
+// or it is a torn line that a writer will cut off and write past.
 func (fl *follower) drain() error {
 	for {
 		n, err := fl.file.ReadAt(fl.buf, fl.offset)
-		fl.offset += int64(n)
-		data := append(fl.partial, fl.buf[:n]...)
+		data := fl.buf[:n]
+		used := 0
 		for {
-			i := bytes.IndexByte(data, '\n')
+			i := bytes.IndexByte(data[used:], '\n')
 			if i < 0 {
 				break
 			}
-			if err := fl.line(data[:i]); err != nil {
+			line := data[used : used+i]
+			if fl.opened {
+				fl.opened = false
+				if seq, ok := lineSeq(line); ok && seq > fl.last+1 {
+					if err := fl.catchUp(); err != nil {
+						return err
+					}
+				}
+			}
+			if err := fl.line(line); err != nil {
 				return err
 			}
-			data = data[i+1:]
+			used += i + 1
 		}
-		fl.partial = append(fl.partial[:0:0], data...)
-		if n == 0 || errors.Is(err, io.EOF) {
+		fl.offset += int64(used)
+		if used == 0 && n == len(fl.buf) {
+			// One line longer than the buffer: grow it.
+			fl.buf = make([]byte, 2*len(fl.buf))
+			continue
+		}
+		if n < len(fl.buf) || errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

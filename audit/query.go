@@ -82,6 +82,26 @@ type compiled struct {
 	since, until []byte
 }
 
+// ceilMicro rounds t up to the microsecond, the precision of the log's
+// timestamps, so that comparing the raw text and comparing times agree.
+func ceilMicro(t time.Time) time.Time {
+	if u := t.Truncate(time.Microsecond); !u.Equal(t) {
+		return u.Add(time.Microsecond)
+	}
+	return t
+}
+
+// normalized is f with its bounds at the log's precision.
+func (f Filter) normalized() Filter {
+	if !f.Since.IsZero() {
+		f.Since = ceilMicro(f.Since)
+	}
+	if !f.Until.IsZero() {
+		f.Until = ceilMicro(f.Until)
+	}
+	return f
+}
+
 func (f Filter) compile() compiled {
 	c := compiled{Filter: f}
 	if !f.Since.IsZero() {
@@ -143,7 +163,9 @@ func (c *compiled) classify(line []byte) (pass, sure bool) {
 		status, ok := h.field(fStatus)
 		if !ok {
 			sure = false
-		} else if isError, _ := tail(line); !failed(string(status), isError) {
+		} else if isError, _, ok := tail(line); !ok {
+			sure = false
+		} else if !failed(string(status), isError) {
 			return false, true
 		}
 	}
@@ -170,10 +192,10 @@ func rawTS(line []byte) []byte {
 // tail reads is_error and duration_ms, the last fields before the chain's,
 // backwards from the end of a line in the writer's layout. Reading from
 // the end means nothing in args or result can be mistaken for them.
-func tail(line []byte) (isError bool, durationMS int64) {
+func tail(line []byte) (isError bool, durationMS int64, ok bool) {
 	fr, err := parseFrame(line)
 	if err != nil {
-		return false, 0
+		return false, 0, false
 	}
 	// body ends with `,"prev":"<hex>"`.
 	b := fr.body[:len(fr.body)-len(fr.prev)-len(`,"prev":""`)]
@@ -188,16 +210,13 @@ func tail(line []byte) (isError bool, durationMS int64) {
 		durationMS, _ = strconv.ParseInt(string(b[i:]), 10, 64)
 		b = b[:i-len(`,"duration_ms":`)]
 	}
-	return bytes.HasSuffix(b, []byte(`,"is_error":true`)), durationMS
+	return bytes.HasSuffix(b, []byte(`,"is_error":true`)), durationMS, true
 }
 
 // Query calls fn with every event of the log at path that passes f, oldest
 // first. A line that is not an event (torn, or damaged beyond decoding) is
 // skipped: Verify is the tool for damage. fn may return an error to stop.
 func Query(path string, f Filter, fn func(Event) error) error {
-	if err := f.Validate(); err != nil {
-		return err
-	}
 	return QueryRaw(path, f, func(line []byte) error {
 		var e Event
 		if err := json.Unmarshal(line, &e); err != nil {
@@ -215,6 +234,7 @@ func QueryRaw(path string, f Filter, fn func(line []byte) error) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
+	f = f.normalized()
 	c := f.compile()
 	return eachLine(path, func(_ string, _ int, line []byte, complete bool) error {
 		if !complete {
@@ -223,6 +243,12 @@ func QueryRaw(path string, f Filter, fn func(line []byte) error) error {
 		pass, sure := c.classify(line)
 		if !pass {
 			return nil
+		}
+		// A line whose hash holds is exactly as a writer wrote it, so
+		// valid JSON; any other is decoded before it is passed on.
+		if sure {
+			fr, err := parseFrame(line)
+			sure = err == nil && fr.checkHash()
 		}
 		if !sure {
 			var e Event

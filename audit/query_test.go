@@ -161,3 +161,5 @@ func TestFilesOrder(t *testing.T) {
 		t.Errorf("files = %s, want %s", got, want)
 	}
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -72,7 +72,13 @@ func (s *Stats) AddLine(line []byte) {
 		return
 	}
 	if e.Event == KindCallEnd {
-		e.IsError, e.DurationMS = tail(line)
+		var good bool
+		if e.IsError, e.DurationMS, good = tail(line); !good {
+			e = Event{}
+			if json.Unmarshal(line, &e) != nil {
+				return
+			}
+		}
 	}
 	s.Add(e)
 }

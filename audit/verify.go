@@ -2,10 +2,15 @@ package audit
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // The kinds of damage Verify names.
@@ -52,7 +57,28 @@ type Report struct {
 // the head the writers recorded. It returns an error only when the log
 // cannot be read; damage is reported in Report.Problem.
 func Verify(path string) (Report, error) {
+	r, err := verify(path)
+	if err != nil || r.Problem == nil || r.Problem.Damage != DamageTorn && r.Problem.Damage != DamageDropped {
+		return r, err
+	}
+	// A line being written looks torn, and lines cut off the end look
+	// like a writer that is still at work: confirm with the writers held
+	// off for a moment.
+	lock := flock.New(path + ".lock")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if ok, err := lock.TryRLockContext(ctx, 5*time.Millisecond); err != nil || !ok {
+		return r, nil
+	}
+	defer lock.Unlock()
+	return verify(path)
+}
+
+func verify(path string) (Report, error) {
 	var r Report
+	// The head the writers recorded, read before the lines so that lines
+	// appended during the scan cannot make the log look cut short.
+	hseq, hhash, hok := readHead(path)
 	files, err := Files(path)
 	if err != nil {
 		return r, err
@@ -86,22 +112,18 @@ func Verify(path string) (Report, error) {
 		if !complete {
 			return bad(last+1, DamageTorn, "the last line is cut short after %d bytes (a writer crashed mid-write; the next writer sets it aside)", len(line))
 		}
+		// A line that fails its own checks is named by its place in the
+		// chain, not by the seq it claims: that may be what was edited.
 		fr, err := parseFrame(line)
 		if err != nil {
-			seq, _ := lineSeq(line)
-			if seq == 0 {
-				seq = last + 1
-			}
-			return bad(seq, DamageEdited, "the line is not an intact audit event: %v", err)
+			return bad(last+1, DamageEdited, "the line is not an intact audit event: %v", err)
 		}
 		if !fr.checkHash() {
-			return bad(fr.seq, DamageEdited, "the line's content does not match its hash")
+			return bad(last+1, DamageEdited, "the line's content does not match its hash")
 		}
 		switch {
-		case !started && fr.seq != 1 && len(fr.prev) != 0:
-			return bad(1, DamageDropped, "the log starts at seq %d: seq 1 to %d are missing", fr.seq, fr.seq-1)
 		case !started && fr.seq != 1:
-			return bad(fr.seq, DamageEdited, "the first line has seq %d but no predecessor", fr.seq)
+			return bad(1, DamageDropped, "the log starts at seq %d: seq 1 to %d are missing", fr.seq, fr.seq-1)
 		case !started && len(fr.prev) != 0:
 			return bad(fr.seq, DamageEdited, "the first line claims a predecessor")
 		case started && fr.seq <= last:
@@ -119,6 +141,12 @@ func Verify(path string) (Report, error) {
 			// written by someone who recomputed its hash.
 			return bad(last, DamageEdited, "seq %d does not chain to seq %d: seq %d was changed and re-hashed, or seq %d was forged", fr.seq, last, last, fr.seq)
 		}
+		if hok && fr.seq == hseq && string(fr.hash) != hhash {
+			return bad(fr.seq, DamageEdited, "seq %d was changed and re-hashed: the writers recorded another hash for it", fr.seq)
+		}
+		if d, ok := recordedDamage(line, fr); ok {
+			return bad(d.FirstBadSeq, d.Damage, "%s (found by a writer, recorded at seq %d)", d.Detail, fr.seq)
+		}
 		if !started {
 			r.First, started = fr.seq, true
 		}
@@ -134,16 +162,25 @@ func Verify(path string) (Report, error) {
 		r.Problem = gap
 		return r, nil
 	}
-	if r.Problem == nil {
-		if seq, hash, ok := readHead(path); ok && seq > last {
-			r.Problem = &Problem{Seq: last + 1, Damage: DamageDropped, File: path,
-				Line: 0, Detail: fmt.Sprintf("the log ends at seq %d but writers reached seq %d (%.12s…): its last lines were cut off", last, seq, hash)}
-		} else if ok && seq == last && seq > 0 && hash != r.Head {
-			r.Problem = &Problem{Seq: last, Damage: DamageEdited, File: path,
-				Detail: fmt.Sprintf("seq %d was changed and re-hashed: the writers recorded another hash for it", last)}
-		}
+	if r.Problem == nil && hok && hseq > last {
+		r.Problem = &Problem{Seq: last + 1, Damage: DamageDropped, File: path,
+			Detail: fmt.Sprintf("the log ends at seq %d but writers reached seq %d (%.12s…): its last lines were cut off", last, hseq, hhash)}
 	}
 	return r, nil
+}
+
+// recordedDamage reads the damage a writer recorded in a log_recovered
+// event, if the line is one.
+func recordedDamage(line []byte, fr frame) (damage, bool) {
+	var d damage
+	if !bytes.Contains(fr.body[:min(len(fr.body), 160)], []byte(`,"event":"log_recovered"`)) {
+		return d, false
+	}
+	var e Event
+	if json.Unmarshal(line, &e) != nil || e.Status != StatusDamaged || json.Unmarshal(e.Args, &d) != nil {
+		return d, false
+	}
+	return d, d.Damage != ""
 }
 
 // lineSeq reads a line's sequence number from its prefix.

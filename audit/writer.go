@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -193,6 +194,11 @@ func (w *Writer) append(e *Event) error {
 		return fmt.Errorf("write the audit log: %w", err)
 	}
 	w.seq, w.hash = e.Seq, e.Hash
+	if w.headFile == nil {
+		if w.headFile, err = os.OpenFile(w.path+".head", os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+			return fmt.Errorf("open the audit log's head file: %w", err)
+		}
+	}
 	w.buf = appendHead(w.buf[:0], w.seq, w.hash)
 	if _, err := w.headFile.WriteAt(w.buf, 0); err != nil {
 		return fmt.Errorf("record the audit log's head: %w", err)
@@ -308,6 +314,9 @@ func (w *Writer) recover(size int64) error {
 		w.seq, w.hash = fr.seq, string(fr.hash)
 	}
 	w.size, w.known = size, true
+	if err := w.checkHead(); err != nil {
+		return err
+	}
 	if torn > 0 {
 		e := Event{
 			TS:     w.opts.Now(),
@@ -318,6 +327,43 @@ func (w *Writer) recover(size int64) error {
 		return w.append(&e)
 	}
 	return nil
+}
+
+// StatusDamaged marks a log_recovered event in which a writer records
+// damage it found on opening the log; Verify reports it for ever after.
+const StatusDamaged = "damaged"
+
+// damage is the arguments of a StatusDamaged event.
+type damage struct {
+	Damage      string `json:"damage"`
+	FirstBadSeq uint64 `json:"first_bad_seq"`
+	Detail      string `json:"detail"`
+}
+
+// checkHead compares the chain's head as found in the files with the head
+// the writers recorded. Lines cut off the end, or a last line changed and
+// re-hashed, would otherwise vanish from view with the next append, which
+// rewrites the record: so the writer records the damage in the chain
+// itself, and when lines are missing it continues after the recorded
+// head, leaving a gap Verify names.
+func (w *Writer) checkHead() error {
+	hseq, hhash, ok := readHead(w.path)
+	if !ok || hseq == 0 {
+		return nil
+	}
+	var d damage
+	switch {
+	case hseq > w.seq:
+		d = damage{DamageDropped, w.seq + 1, fmt.Sprintf("the log ended at seq %d but writers had reached seq %d: lines were removed", w.seq, hseq)}
+		w.seq = hseq
+	case hseq == w.seq && hhash != w.hash:
+		d = damage{DamageEdited, hseq, fmt.Sprintf("seq %d is not the line the writers recorded: it was changed and re-hashed", hseq)}
+	default:
+		return nil
+	}
+	args, _ := json.Marshal(d)
+	e := Event{TS: w.opts.Now(), Event: KindRecovered, Status: StatusDamaged, Args: args, Result: d.Detail}
+	return w.append(&e)
 }
 
 // setAsideTorn moves the bytes after the last newline, if any, to the

@@ -373,24 +373,47 @@ func TestEncodeLineIsValidJSON(t *testing.T) {
 	}
 }
 
-func TestWriterSurvivesRemovedLog(t *testing.T) {
-	path := writeEvents(t, 5, Options{})
-	w, err := Open(path, Options{Sync: SyncNever})
-	if err != nil {
-		t.Fatal(err)
+// TestRemovedOrCutLogStaysDamaged removes the log, or cuts lines off its
+// end, under a running writer: the next append must not start a chain
+// that verifies, but leave the loss visible for good.
+func TestRemovedOrCutLogStaysDamaged(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(t *testing.T, path string)
+		detail string
+	}{
+		{"log removed", func(t *testing.T, path string) { os.Remove(path) }, "seq 1 to 5 are missing"},
+		{"last lines cut", func(t *testing.T, path string) {
+			rewrite(t, path, func(l [][]byte) []byte { return join(l[:3]) })
+		}, "seq 4 to 5 are missing"},
+		{"cut mid-line", func(t *testing.T, path string) {
+			rewrite(t, path, func(l [][]byte) []byte { b := join(l[:4]); return b[:len(b)-30] })
+		}, "seq 4 to 5 are missing"},
 	}
-	defer w.Close()
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	e, err := w.Append(sampleEvent(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.Seq != 1 || e.Prev != "" {
-		t.Errorf("after the log was removed the next event is seq %d prev %q, want a new chain", e.Seq, e.Prev)
-	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		t.Error("the log was not recreated")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeEvents(t, 5, Options{})
+			w, err := Open(path, Options{Sync: SyncNever})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			tt.damage(t, path)
+			for i := range 3 {
+				if _, err := w.Append(sampleEvent(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+				t.Fatal("the log was not recreated")
+			}
+			r, err := Verify(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Problem == nil || r.Problem.Damage != DamageDropped || !strings.Contains(r.Problem.Detail, tt.detail) {
+				t.Errorf("verify after appending = %v, want dropped: %s", r.Problem, tt.detail)
+			}
+		})
 	}
 }
