@@ -41,10 +41,10 @@ func Follow(ctx context.Context, path string, f Filter, poll time.Duration, fn f
 }
 
 type follower struct {
-	path    string
-	c       compiled
-	f       Filter
-	fn      func(Event) error
+	path   string
+	c      compiled
+	f      Filter
+	fn     func(Event) error
 	file   *os.File // the active file as last opened
 	offset int64    // where the next unread line of file starts
 	last   uint64   // the last sequence number seen
