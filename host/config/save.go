@@ -40,7 +40,12 @@ func (o *object) UnmarshalJSON(b []byte) error {
 		if err := dec.Decode(&v); err != nil {
 			return err
 		}
-		*o = append(*o, member{t.(string), v})
+		key := t.(string)
+		if _, dup := o.get(key); dup {
+			// Which one counts differs between readers: refuse to guess.
+			return fmt.Errorf("key %q appears twice; keep one", key)
+		}
+		*o = append(*o, member{key, v})
 	}
 	_, err := dec.Token()
 	return err
@@ -91,6 +96,29 @@ func (o *object) delete(key string) {
 	*o = slices.DeleteFunc(*o, func(m member) bool { return m.Key == key })
 }
 
+// resolveLinks follows symbolic links from path to the file they lead to,
+// even when that file does not exist yet.
+func resolveLinks(path string) (string, error) {
+	for range 40 {
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("read the config: %w", err)
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("read the config's link: %w", err)
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+}
+
 // child returns the object under key, empty when absent.
 func (o object) child(key string) (object, error) {
 	var c object
@@ -122,6 +150,10 @@ func SetPolicy(path, target string, pol policy.GroupPolicy) error {
 		}
 		if pol == "" {
 			m.delete(target)
+			if len(m) == 0 {
+				p.delete(section)
+				return nil
+			}
 		} else if err := m.set(target, pol); err != nil {
 			return err
 		}
@@ -147,21 +179,22 @@ func updatePermissions(path string, edit func(*object) error) error {
 // under a lock so that two edits at once do not lose one, and saves it
 // atomically. The result must load.
 func update(path string, edit func(*object) error) error {
-	lock := flock.New(path + ".lock")
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	// Write through a symlink (a config kept with one's dotfiles) rather
+	// than replacing it with a file, and lock what is written, so that
+	// edits through the link and through the file exclude each other.
+	target, err := resolveLinks(path)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 		return fmt.Errorf("create the config directory: %w", err)
 	}
+	lock := flock.New(target + ".lock")
 	if err := lock.Lock(); err != nil {
 		return fmt.Errorf("lock the config: %w", err)
 	}
 	defer lock.Unlock()
 
-	// Write through a symlink (a config kept with one's dotfiles) rather
-	// than replacing it with a file.
-	target := path
-	if resolved, err := filepath.EvalSymlinks(path); err == nil {
-		target = resolved
-	}
 	perm := fs.FileMode(0o600)
 	b, err := os.ReadFile(target)
 	switch {
@@ -181,12 +214,15 @@ func update(path string, edit func(*object) error) error {
 	if err := edit(&top); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	out, err := json.Marshal(top)
-	if err != nil {
+	// Encode without HTML escaping: "&" in a URL stays "&".
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(top); err != nil {
 		return err
 	}
 	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, out, "", "  "); err != nil {
+	if err := json.Indent(&pretty, bytes.TrimSpace(out.Bytes()), "", "  "); err != nil {
 		return err
 	}
 	pretty.WriteByte('\n')

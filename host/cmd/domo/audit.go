@@ -116,8 +116,8 @@ func (a *auditFlags) logPath(e *env) (string, error) {
 
 func runAudit(ctx context.Context, e *env, args []string) error {
 	sub := "list"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
+	if i := subcommandAt(args); i >= 0 {
+		sub, args = args[i], append(args[:i:i], args[i+1:]...)
 	}
 	switch sub {
 	case "list", "ls":
@@ -137,6 +137,29 @@ func runAudit(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	return fmt.Errorf("%w: unknown audit command %q (want list, show, stats, tail, verify or path)", errUsage, sub)
+}
+
+// boolFlags take no value.
+var boolFlags = map[string]bool{"json": true, "errors": true, "f": true, "follow": true}
+
+// subcommandAt finds the subcommand among the arguments, so that flags may
+// come before it ("domo audit --log L verify"): the first argument that is
+// not a flag or a flag's value. It returns -1 when there is none.
+func subcommandAt(args []string) int {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return -1
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return i
+		}
+		name := strings.TrimLeft(a, "-")
+		if !strings.Contains(name, "=") && !boolFlags[name] {
+			i++ // skip the flag's value
+		}
+	}
+	return -1
 }
 
 // prepare parses a subcommand's flags and returns the log path and the
@@ -378,7 +401,7 @@ func auditShow(e *env, args []string) error {
 		if json.Indent(&pretty, ev.Args, "  ", "  ") != nil {
 			pretty.Write(ev.Args)
 		}
-		fmt.Fprintf(e.stdout, "\nargs (redacted):\n  %s\n", pretty.Bytes())
+		fmt.Fprintf(e.stdout, "\nargs (redacted):\n  %s\n", clean(pretty.String()))
 	}
 	if ev.Result != "" {
 		fmt.Fprintf(e.stdout, "\nresult (redacted):\n%s\n", indent(clean(ev.Result), "  "))

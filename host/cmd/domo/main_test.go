@@ -329,3 +329,19 @@ func TestAuditOutputIsSafeForATerminal(t *testing.T) {
 		}
 	}
 }
+
+func TestAuditFlagsBeforeTheSubcommand(t *testing.T) {
+	path := sampleLog(t)
+	for _, args := range [][]string{
+		{"audit", "--log", path, "verify"},
+		{"audit", "--json", "--log=" + path, "verify"},
+		{"audit", "verify", "--log", path},
+	} {
+		if out, errOut, code := domo(t, args...); code != 0 || !strings.Contains(out, "intact") {
+			t.Errorf("%v: exit %d %s%s", args, code, out, errOut)
+		}
+	}
+	if _, errOut, code := domo(t, "audit", "--log", path, "--since", "100000d100000d"); code != 2 || !strings.Contains(errOut, "want an age") {
+		t.Errorf("an age past a hundred years: exit %d %s", code, errOut)
+	}
+}

@@ -141,10 +141,16 @@ func permissionsSet(e *env, cfg config.Config, target, value string) error {
 	pol := policy.GroupPolicy(value)
 	if strings.Contains(target, "/") {
 		if value == "default" {
+			server, name, _ := strings.Cut(target, "/")
+			group := cfg.Permissions.Tool(server, name).Group
+			if _, ok := cfg.Permissions.Tools[target]; !ok {
+				fmt.Fprintf(e.stdout, "%s has no policy of its own; it follows group %s\n", target, group)
+				return nil
+			}
 			if err := config.SetPolicy(e.configPath, target, ""); err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "%s follows its group again (saved to %s)\n", target, e.configPath)
+			fmt.Fprintf(e.stdout, "%s follows group %s again (saved to %s)\n", target, group, e.configPath)
 			return nil
 		}
 	}

@@ -155,12 +155,20 @@ func TestPermissionsSetThroughSymlink(t *testing.T) {
 }
 
 func TestPermissionsConcurrentSetsLoseNothing(t *testing.T) {
-	config := filepath.Join(t.TempDir(), "config.json")
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.json")
+	// Half the edits go through a symlink: the lock must cover both ways.
+	link := filepath.Join(dir, "link.json")
+	os.Symlink(config, link)
 	const n = 20
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if _, errOut, code := domo(t, "--config", config, "permissions", "set", fmt.Sprintf("s%d/tool", i), "off"); code != 0 {
+			path := config
+			if i%2 == 1 {
+				path = link
+			}
+			if _, errOut, code := domo(t, "--config", path, "permissions", "set", fmt.Sprintf("s%d/tool", i), "off"); code != 0 {
 				t.Error(errOut)
 			}
 		})
@@ -242,5 +250,43 @@ func TestConfigImportAndShow(t *testing.T) {
 	}
 	if out, _, _ := domo(t, "--config", config, "config", "path"); strings.TrimSpace(out) != config {
 		t.Errorf("config path = %q", out)
+	}
+}
+
+func TestConfigSavingEdgeCases(t *testing.T) {
+	dir := t.TempDir()
+	// A dangling link: the file it names is created, the link kept.
+	os.MkdirAll(filepath.Join(dir, "dot"), 0o700)
+	link := filepath.Join(dir, "link.json")
+	os.Symlink(filepath.Join("dot", "config.json"), link)
+	if _, errOut, code := domo(t, "--config", link, "permissions", "mode", "manual"); code != 0 {
+		t.Fatal(errOut)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the dangling link was replaced")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "dot", "config.json")); err != nil || !strings.Contains(string(b), "manual") {
+		t.Errorf("the link's target: %s %v", b, err)
+	}
+
+	// Other fields keep their characters: no HTML escaping.
+	config := filepath.Join(dir, "config.json")
+	os.WriteFile(config, []byte(`{"llm": {"base_url": "http://h:1/v1?a=1&b=<2>"}}`), 0o600)
+	domo(t, "--config", config, "permissions", "set", "web", "ask")
+	if b, _ := os.ReadFile(config); !strings.Contains(string(b), "a=1&b=<2>") {
+		t.Errorf("the URL was rewritten:\n%s", b)
+	}
+
+	// A duplicate key is refused rather than guessed at.
+	os.WriteFile(config, []byte(`{"permissions": {"mode": "auto"}, "permissions": {"mode": "auto"}}`), 0o600)
+	if _, errOut, code := domo(t, "--config", config, "permissions", "mode", "manual"); code == 0 || !strings.Contains(errOut, "appears twice") {
+		t.Errorf("set over a duplicate key: exit %d, %s", code, errOut)
+	}
+
+	// "default" on a tool without a policy of its own changes nothing.
+	os.WriteFile(config, []byte(`{}`), 0o600)
+	out, _, code := domo(t, "--config", config, "permissions", "set", "files/delete_file", "default")
+	if b, _ := os.ReadFile(config); code != 0 || !strings.Contains(out, "no policy of its own") || string(b) != "{}" {
+		t.Errorf("default without an override: %s, file %s", out, b)
 	}
 }

@@ -43,6 +43,9 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%w: time %q: want an age like 2h or 3d, today, yesterday, or a date like 2026-11-21 14:05", errUsage, s)
 }
 
+// maxAge bounds an age: a hundred years is further back than any log.
+const maxAge = 100 * 365 * 24 * time.Hour
+
 // parseAge reads a duration, also in days (d) and weeks (w), which
 // time.ParseDuration lacks: "3d", "1w2d", "1d12h".
 func parseAge(s string) (time.Duration, bool) {
@@ -60,10 +63,10 @@ func parseAge(s string) (time.Duration, bool) {
 		if unit != 'd' && unit != 'w' {
 			// The remainder must be a Go duration: "2h", "90s", "1h30m".
 			d, err := time.ParseDuration(rest)
-			if err != nil {
+			if err != nil || d < 0 || d > maxAge-total {
 				return 0, false
 			}
-			return total + d, d >= 0
+			return total + d, true
 		}
 		n, err := strconv.ParseFloat(rest[:i], 64)
 		if err != nil {
@@ -73,7 +76,11 @@ func parseAge(s string) (time.Duration, bool) {
 		if unit == 'w' {
 			day *= 7
 		}
-		total += time.Duration(n * float64(day))
+		add := n * float64(day)
+		if add > float64(maxAge-total) {
+			return 0, false
+		}
+		total += time.Duration(add)
 		rest = rest[i+1:]
 	}
 	return total, true
