@@ -38,12 +38,7 @@ func TestDefaults(t *testing.T) {
 
 func TestParse(t *testing.T) {
 	home, _ := os.UserHomeDir()
-	tests := []struct {
-		name    string
-		json    string
-		check   func(t *testing.T, c Config)
-		wantErr string
-	}{
+	tests := []parseCase{
 		{
 			name: "the README's example",
 			json: `{
@@ -96,9 +91,22 @@ func TestParse(t *testing.T) {
 		{name: "not JSON", json: `{"permissions": `, wantErr: "not valid JSON"},
 		{name: "wrong type", json: `{"permissions": {"mode": 3}}`, wantErr: "not valid JSON"},
 	}
+	runParseCases(t, tests, os.Getenv)
+}
+
+type parseCase struct {
+	name    string
+	json    string
+	check   func(t *testing.T, c Config)
+	wantErr string
+}
+
+// runParseCases parses each case's JSON and checks the result or the error.
+func runParseCases(t *testing.T, tests []parseCase, getenv func(string) string) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Parse(strings.NewReader(tt.json))
+			c, err := ParseEnv(strings.NewReader(tt.json), getenv)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)

@@ -45,12 +45,7 @@ func TestExpand(t *testing.T) {
 
 func TestServers(t *testing.T) {
 	vars := env(map[string]string{"HOME": "/home/ann", "GITHUB_TOKEN": "ghp_x"})
-	tests := []struct {
-		name    string
-		json    string
-		check   func(t *testing.T, c Config)
-		wantErr string
-	}{
+	tests := []parseCase{
 		{
 			name: "built-in servers with no mcpServers",
 			json: `{}`,
@@ -108,21 +103,7 @@ func TestServers(t *testing.T) {
 			},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := ParseEnv(strings.NewReader(tt.json), vars)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.check(t, c)
-		})
-	}
+	runParseCases(t, tests, vars)
 }
 
 func TestEnvironmentOverridesTheFile(t *testing.T) {

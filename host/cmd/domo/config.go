@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -24,13 +23,7 @@ const configUsage = `Usage:
 `
 
 func runConfig(ctx context.Context, e *env, args []string) error {
-	sub := "show"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
-	}
-	fs := flag.NewFlagSet("domo config "+sub, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() { fmt.Fprint(e.stderr, configUsage) }
+	sub, fs, args := subcommand(e, "config", "show", configUsage, args)
 	reveal := fs.Bool("reveal", false, "")
 	replace := fs.Bool("replace", false, "")
 	pos, err := parseInterspersed(fs, args)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,13 +23,7 @@ Changes are saved to the config file (see "domo --config").
 `
 
 func runPermissions(e *env, args []string) error {
-	sub := "list"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
-	}
-	fs := flag.NewFlagSet("domo permissions "+sub, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() { fmt.Fprint(e.stderr, permissionsUsage) }
+	sub, fs, args := subcommand(e, "permissions", "list", permissionsUsage, args)
 	asJSON := fs.Bool("json", false, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -108,6 +108,19 @@ func run(ctx context.Context, e *env, args []string) error {
 	}
 }
 
+// subcommand splits off a command's subcommand (def when the arguments
+// start with a flag) and makes its flag set, which prints usage on -h.
+func subcommand(e *env, command, def, usage string, args []string) (string, *flag.FlagSet, []string) {
+	sub := def
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("domo "+command+" "+sub, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() { fmt.Fprint(e.stderr, usage) }
+	return sub, fs, args
+}
+
 // parseInterspersed parses flags wherever they appear among the
 // positional arguments ("domo audit show 12 --json"), and returns the
 // positional ones. A lone "--" ends the flags.
