@@ -27,6 +27,8 @@ Usage:
   domo audit [list] [filters]   review the audit log (also: show, stats, tail, verify, path)
   domo permissions [list]       every tool's group, risk and decision (also: set, mode)
   domo config [show]            the configuration in effect (also: path, edit, import FILE)
+  domo servers                  start the configured MCP servers and show how each stands
+  domo tools                    every tool the servers offer: group, risk and decision
   domo version                  print the version
 
 Global flags (before the command):
@@ -97,6 +99,10 @@ func run(ctx context.Context, e *env, args []string) error {
 		return runPermissions(e, rest)
 	case "config":
 		return runConfig(ctx, e, rest)
+	case "servers":
+		return runServers(ctx, e, rest)
+	case "tools":
+		return runTools(ctx, e, rest)
 	case "version":
 		fmt.Fprintln(e.stdout, "domo", version)
 		return nil
@@ -104,7 +110,7 @@ func run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprint(e.stdout, usage)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown command %q (want %s)", errUsage, cmd, strings.Join([]string{"audit", "permissions", "config", "version"}, ", "))
+		return fmt.Errorf("%w: unknown command %q (want %s)", errUsage, cmd, strings.Join([]string{"audit", "permissions", "config", "servers", "tools", "version"}, ", "))
 	}
 }
 
