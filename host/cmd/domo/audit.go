@@ -360,9 +360,7 @@ func auditShow(e *env, args []string) error {
 		return fmt.Errorf("no event with seq %d in %s", seq, path)
 	}
 	if a.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(ev)
+		return printJSON(e.stdout, ev)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	row := func(k, v string) {
@@ -469,9 +467,7 @@ func auditStats(e *env, args []string) error {
 		for _, t := range tools {
 			rows = append(rows, row{t.Server, t.Tool, t.Calls, t.Denials, t.Errors, t.P50.Milliseconds(), t.P95.Milliseconds()})
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return printJSON(e.stdout, rows)
 	}
 	if len(tools) == 0 {
 		fmt.Fprintf(e.stderr, "no tool events match in %s\n", path)
@@ -545,9 +541,7 @@ func auditVerify(e *env, args []string) error {
 			Torn    []string       `json:"torn,omitempty"`
 			Problem *audit.Problem `json:"problem,omitempty"`
 		}{r.Problem == nil, r.Events, r.First, r.Last, r.Head, r.Files, r.Torn, r.Problem}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := printJSON(e.stdout, out); err != nil {
 			return err
 		}
 	} else if r.Problem == nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -80,9 +79,7 @@ func configShow(e *env, reveal bool) error {
 	if _, err := os.Stat(e.configPath); errors.Is(err, fs.ErrNotExist) {
 		source += " (absent: defaults)"
 	}
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
+	return printJSON(e.stdout, struct {
 		File        string            `json:"file"`
 		MCPServers  map[string]server `json:"mcpServers"`
 		LLM         config.LLM        `json:"llm"`

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -99,9 +98,7 @@ func permissionsList(e *env, cfg config.Config, asJSON bool) error {
 		mode = policy.ModeSmart
 	}
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return printJSON(e.stdout, struct {
 			Mode          policy.Mode                   `json:"mode"`
 			MemoryEnabled bool                          `json:"memory_enabled"`
 			IntentMode    bool                          `json:"intent_mode"`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -125,6 +126,22 @@ func subcommand(e *env, command, def, usage string, args []string) (string, *fla
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() { fmt.Fprint(e.stderr, usage) }
 	return sub, fs, args
+}
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// noArgs parses a subcommand's flags and refuses positional arguments.
+func noArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseInterspersed(fs, args)
+	if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
+	}
+	return err
 }
 
 // parseInterspersed parses flags wherever they appear among the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -24,10 +23,8 @@ func startServers(ctx context.Context, e *env) (*mcpclient.Supervisor, error) {
 func runServers(ctx context.Context, e *env, args []string) error {
 	_, fs, args := subcommand(e, "servers", "list", "Usage: domo servers [--json]\n", args)
 	asJSON := fs.Bool("json", false, "")
-	if pos, err := parseInterspersed(fs, args); err != nil {
+	if err := noArgs(fs, args); err != nil {
 		return err
-	} else if len(pos) > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
 	}
 	sup, err := startServers(ctx, e)
 	if err != nil {
@@ -51,9 +48,7 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		rows = append(rows, r)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return printJSON(e.stdout, rows)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tTOOLS\tRESTARTS\tLAST ERROR")
@@ -70,10 +65,8 @@ func runServers(ctx context.Context, e *env, args []string) error {
 func runTools(ctx context.Context, e *env, args []string) error {
 	_, fs, args := subcommand(e, "tools", "list", "Usage: domo tools [--json]\n", args)
 	asJSON := fs.Bool("json", false, "")
-	if pos, err := parseInterspersed(fs, args); err != nil {
+	if err := noArgs(fs, args); err != nil {
 		return err
-	} else if len(pos) > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
 	}
 	cfg, err := e.config()
 	if err != nil {
@@ -99,9 +92,7 @@ func runTools(ctx context.Context, e *env, args []string) error {
 		rows = append(rows, row{t.Name, t.Server, pt.Group, string(pt.Risk), string(d.Verdict), d.Rule, desc})
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return printJSON(e.stdout, rows)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tSERVER\tGROUP\tRISK\tDECISION\tDESCRIPTION")
