@@ -124,14 +124,9 @@ func firstSeq(f io.ReaderAt) (uint64, error) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, err
 	}
-	b := buf[:n]
-	if !bytes.HasPrefix(b, []byte(`{"seq":`)) {
+	seq, _, ok := cutSeq(buf[:n])
+	if !ok {
 		return 0, errLayout
 	}
-	b = b[len(`{"seq":`):]
-	i := 0
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	return strconv.ParseUint(string(b[:i]), 10, 64)
+	return seq, nil
 }

@@ -128,7 +128,6 @@ func appendString(b []byte, s string) []byte {
 // frame is what the chain needs from one line, read without decoding it.
 type frame struct {
 	seq  uint64
-	ts   []byte // the raw timestamp, TimeFormat
 	prev []byte
 	hash []byte
 	body []byte // the bytes the hash covers
@@ -152,21 +151,11 @@ func parseFrame(line []byte) (frame, error) {
 	f.hash = tail[len(hashPrefix) : len(hashPrefix)+hashLen]
 	f.body = line[:len(line)-frameTail]
 
-	rest := line[len(`{"seq":`):]
-	n := 0
-	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-		n++
-	}
-	seq, err := strconv.ParseUint(string(rest[:n]), 10, 64)
-	if err != nil {
+	seq, _, ok := cutSeq(line)
+	if !ok {
 		return f, errLayout
 	}
 	f.seq = seq
-	rest = rest[n:]
-	const tsKey = `,"ts":"`
-	if bytes.HasPrefix(rest, []byte(tsKey)) && len(rest) >= len(tsKey)+len(TimeFormat) {
-		f.ts = rest[len(tsKey) : len(tsKey)+len(TimeFormat)]
-	}
 
 	// prev is the last field of the body: `,"prev":"<hex or empty>"`.
 	body := f.body
@@ -224,11 +213,10 @@ func (h *head) field(i int) (value []byte, ok bool) {
 // inside a value: quotes in string values are escaped, and the scan stops
 // at the first field that is not a string or a number.
 func parseHead(line []byte) (h head, ok bool) {
-	rest, found := bytes.CutPrefix(line, []byte(`{"seq":`))
+	_, rest, found := cutSeq(line)
 	if !found {
 		return h, false
 	}
-	rest = skipNumber(rest)
 	for {
 		r, found := bytes.CutPrefix(rest, []byte(`,"`))
 		if !found {
@@ -285,4 +273,25 @@ func stringEnd(b []byte) (end int, escaped bool) {
 		}
 	}
 	return -1, escaped
+}
+
+// cutSeq reads the sequence number every line starts with and returns
+// what follows it.
+func cutSeq(line []byte) (seq uint64, rest []byte, ok bool) {
+	rest, ok = bytes.CutPrefix(line, []byte(`{"seq":`))
+	if !ok {
+		return 0, nil, false
+	}
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	seq, err := strconv.ParseUint(string(rest[:i]), 10, 64)
+	return seq, rest[i:], err == nil
+}
+
+// lineSeq reads a line's sequence number.
+func lineSeq(line []byte) (uint64, bool) {
+	seq, _, ok := cutSeq(line)
+	return seq, ok
 }

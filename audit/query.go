@@ -174,15 +174,11 @@ func (c *compiled) classify(line []byte) (pass, sure bool) {
 
 // rawTS returns the timestamp of a line in the writer's layout, or nil.
 func rawTS(line []byte) []byte {
-	seq, ok := bytes.CutPrefix(line, []byte(`{"seq":`))
+	_, rest, ok := cutSeq(line)
 	if !ok {
 		return nil
 	}
-	i := 0
-	for i < len(seq) && seq[i] >= '0' && seq[i] <= '9' {
-		i++
-	}
-	ts, ok := bytes.CutPrefix(seq[i:], []byte(`,"ts":"`))
+	ts, ok := bytes.CutPrefix(rest, []byte(`,"ts":"`))
 	if !ok || len(ts) < len(TimeFormat) {
 		return nil
 	}

@@ -104,9 +104,15 @@ func truncate(s string, limit int) string {
 	if limit <= 0 || len(s) <= limit {
 		return s
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
+	return cutTo(s, limit, len(s))
+}
+
+// cutTo cuts s to at most limit bytes, at a rune boundary, with a marker
+// giving the length of the whole, which may be longer than s.
+func cutTo(s string, limit, whole int) string {
+	cut := min(limit, len(s))
+	for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + "…[truncated, " + strconv.Itoa(len(s)) + " bytes]"
+	return s[:cut] + "…[truncated, " + strconv.Itoa(whole) + " bytes]"
 }

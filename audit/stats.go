@@ -63,21 +63,14 @@ func (s *Stats) AddLine(line []byte) {
 		ok = ok && good
 		*f.dst = string(v)
 	}
+	if ok && e.Event == KindCallEnd {
+		e.IsError, e.DurationMS, ok = tail(line)
+	}
 	if !ok {
+		// Fields the raw bytes cannot give: decode the line.
 		e = Event{}
 		if json.Unmarshal(line, &e) != nil {
 			return
-		}
-		s.Add(e)
-		return
-	}
-	if e.Event == KindCallEnd {
-		var good bool
-		if e.IsError, e.DurationMS, good = tail(line); !good {
-			e = Event{}
-			if json.Unmarshal(line, &e) != nil {
-				return
-			}
 		}
 	}
 	s.Add(e)

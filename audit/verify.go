@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -181,18 +180,4 @@ func recordedDamage(line []byte, fr frame) (damage, bool) {
 		return d, false
 	}
 	return d, d.Damage != ""
-}
-
-// lineSeq reads a line's sequence number from its prefix.
-func lineSeq(line []byte) (uint64, bool) {
-	rest, ok := bytes.CutPrefix(line, []byte(`{"seq":`))
-	if !ok {
-		return 0, false
-	}
-	i := 0
-	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-		i++
-	}
-	n, err := strconv.ParseUint(string(rest[:i]), 10, 64)
-	return n, err == nil
 }

@@ -11,10 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofrs/flock"
 )
@@ -151,12 +149,7 @@ func redactBounded(s string, limit int) string {
 	if limit <= 0 || len(s) <= limit+margin {
 		return truncate(redactText(s), limit)
 	}
-	r := redactText(s[:limit+margin])
-	cut := min(limit, len(r))
-	for cut > 0 && cut < len(r) && !utf8.RuneStart(r[cut]) {
-		cut--
-	}
-	return r[:cut] + "…[truncated, " + strconv.Itoa(len(s)) + " bytes]"
+	return cutTo(redactText(s[:limit+margin]), limit, len(s))
 }
 
 // locked runs fn holding the cross-process lock.

@@ -52,8 +52,6 @@ type Server struct {
 	Err    error
 	PID    int
 	Tools  []mcp.Tool
-	// Restarts counts restarts after a crash.
-	Restarts int
 
 	client *client.Client
 	stderr *tailBuffer
