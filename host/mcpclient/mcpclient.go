@@ -34,6 +34,8 @@ const (
 	StateFailed State = "failed"
 	StateAbsent State = "absent" // a built-in server whose binary is not installed
 	StateOff    State = "disabled"
+	// StateRestarting: the server died and is being started again.
+	StateRestarting State = "restarting"
 )
 
 // Options tune Start.
@@ -50,13 +52,16 @@ type Server struct {
 	Config config.Server
 	State  State
 	Err    error
-	PID    int
 	Tools  []mcp.Tool
+	// Restarts counts how often the server was started again after dying.
+	Restarts int
 
 	client *client.Client
 	stderr *tailBuffer
 	mu     sync.Mutex
 	proc   *exec.Cmd
+	// ready is closed when a restart ends, in success or failure.
+	ready chan struct{}
 }
 
 // StderrTail returns the last lines the server wrote to stderr.
@@ -71,6 +76,12 @@ func (s *Server) StderrTail() string {
 type Supervisor struct {
 	mu      sync.Mutex
 	servers map[string]*Server
+	opts    Options
+	closed  bool
+	// life ends the restart loops when the supervisor closes.
+	life     context.Context
+	end      context.CancelFunc
+	progress progressHub
 }
 
 // Start starts every enabled server in parallel and waits for each to
@@ -80,7 +91,8 @@ func Start(ctx context.Context, servers map[string]config.Server, opts Options) 
 	if opts.InitTimeout == 0 {
 		opts.InitTimeout = 10 * time.Second
 	}
-	sup := &Supervisor{servers: map[string]*Server{}}
+	sup := &Supervisor{servers: map[string]*Server{}, opts: opts}
+	sup.life, sup.end = context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for name, cfg := range servers {
 		s := &Server{Name: name, Config: cfg}
@@ -100,9 +112,7 @@ func Start(ctx context.Context, servers map[string]config.Server, opts Options) 
 }
 
 func (sup *Supervisor) connect(ctx context.Context, s *Server, opts Options) {
-	ctx, cancel := context.WithTimeout(ctx, opts.InitTimeout)
-	defer cancel()
-	c, err := s.dial(ctx)
+	c, tools, err := sup.handshake(ctx, s, opts)
 	if err != nil {
 		s.State, s.Err = StateFailed, err
 		if errors.Is(err, errAbsent) {
@@ -110,21 +120,32 @@ func (sup *Supervisor) connect(ctx context.Context, s *Server, opts Options) {
 		}
 		return
 	}
+	s.client, s.Tools, s.State = c, tools, StateReady
+	sup.watch(s, c)
+}
+
+// handshake starts the server, initializes the session and lists its tools.
+func (sup *Supervisor) handshake(ctx context.Context, s *Server, opts Options) (*client.Client, []mcp.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, opts.InitTimeout)
+	defer cancel()
+	c, err := s.dial(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.OnNotification(sup.progress.dispatch)
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
 	init.Params.ClientInfo = mcp.Implementation{Name: "domo", Version: opts.Version}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		c.Close()
-		s.State, s.Err = StateFailed, s.explain("the handshake failed", err)
-		return
+		return nil, nil, s.explain("the handshake failed", err)
 	}
 	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		c.Close()
-		s.State, s.Err = StateFailed, s.explain("tools/list failed", err)
-		return
+		return nil, nil, s.explain("tools/list failed", err)
 	}
-	s.client, s.Tools, s.State = c, res.Tools, StateReady
+	return c, res.Tools, nil
 }
 
 // explain adds the server's stderr tail to an error, where the reason
@@ -222,18 +243,32 @@ func findCommand(name string) (string, error) {
 	return p, nil
 }
 
-// Servers returns the servers sorted by name, with their PIDs filled in.
-func (sup *Supervisor) Servers() []*Server {
+// Status is a snapshot of one server, safe to read while the supervisor
+// goes on.
+type Status struct {
+	Name     string
+	Config   config.Server
+	State    State
+	Err      error // why it failed, or why it last died
+	PID      int
+	Tools    []mcp.Tool
+	Restarts int
+	Stderr   string // the tail of its stderr
+}
+
+// Servers returns a snapshot of every server, sorted by name.
+func (sup *Supervisor) Servers() []Status {
 	sup.mu.Lock()
 	defer sup.mu.Unlock()
-	out := make([]*Server, 0, len(sup.servers))
+	out := make([]Status, 0, len(sup.servers))
 	for _, s := range sup.servers {
-		if c := s.cmd(); c != nil && c.Process != nil {
-			s.PID = c.Process.Pid
+		st := Status{Name: s.Name, Config: s.Config, State: s.State, Err: s.Err, Tools: s.Tools, Restarts: s.Restarts, Stderr: s.StderrTail()}
+		if c := s.cmd(); c != nil && c.Process != nil && s.State == StateReady {
+			st.PID = c.Process.Pid
 		}
-		out = append(out, s)
+		out = append(out, st)
 	}
-	slices.SortFunc(out, func(a, b *Server) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -241,12 +276,17 @@ func (sup *Supervisor) Servers() []*Server {
 func (sup *Supervisor) Close() {
 	sup.mu.Lock()
 	defer sup.mu.Unlock()
+	if sup.closed {
+		return
+	}
+	sup.closed = true
+	sup.end()
 	for _, s := range sup.servers {
-		if s.client != nil {
-			s.client.Close()
-		}
 		if c := s.cmd(); c != nil && c.Process != nil {
 			syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		}
+		if s.client != nil {
+			s.client.Close()
 		}
 	}
 }

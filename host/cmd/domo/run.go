@@ -30,6 +30,7 @@ Usage:
   domo config [show]            the configuration in effect (also: path, edit, import FILE)
   domo servers                  start the configured MCP servers and show how each stands
   domo tools                    every tool the servers offer: group, risk and decision
+  domo call TOOL '{json}'       run one tool through the permission gate and audit log
   domo version                  print the version
 
 Global flags (before the command):
@@ -104,6 +105,8 @@ func run(ctx context.Context, e *env, args []string) error {
 		return runServers(ctx, e, rest)
 	case "tools":
 		return runTools(ctx, e, rest)
+	case "call":
+		return runCall(ctx, e, rest)
 	case "version":
 		fmt.Fprintln(e.stdout, "domo", version)
 		return nil
@@ -111,7 +114,7 @@ func run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprint(e.stdout, usage)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown command %q (want %s)", errUsage, cmd, strings.Join([]string{"audit", "permissions", "config", "servers", "tools", "version"}, ", "))
+		return fmt.Errorf("%w: unknown command %q (want %s)", errUsage, cmd, strings.Join([]string{"audit", "permissions", "config", "servers", "tools", "call", "version"}, ", "))
 	}
 }
 

@@ -36,11 +36,12 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		State     string `json:"state"`
 		PID       int    `json:"pid,omitempty"`
 		Tools     int    `json:"tools"`
+		Restarts  int    `json:"restarts"`
 		LastError string `json:"last_error,omitempty"`
 	}
 	var rows []row
 	for _, s := range sup.Servers() {
-		r := row{Name: s.Name, State: string(s.State), PID: s.PID, Tools: len(s.Tools)}
+		r := row{Name: s.Name, State: string(s.State), PID: s.PID, Tools: len(s.Tools), Restarts: s.Restarts}
 		if s.Err != nil {
 			r.LastError = s.Err.Error()
 		}
@@ -50,13 +51,13 @@ func runServers(ctx context.Context, e *env, args []string) error {
 		return printJSON(e.stdout, rows)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tTOOLS\tLAST ERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tTOOLS\tRESTARTS\tLAST ERROR")
 	for _, r := range rows {
 		pid := "-"
 		if r.PID != 0 {
 			pid = fmt.Sprint(r.PID)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Name, r.State, pid, r.Tools, oneLine(r.LastError, 100))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Name, r.State, pid, r.Tools, r.Restarts, oneLine(r.LastError, 100))
 	}
 	return tw.Flush()
 }

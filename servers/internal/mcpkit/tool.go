@@ -13,13 +13,13 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	jsonschema6 "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/domo-agent/domo/internal/argcheck"
 )
 
 // Hint is the value of one tool annotation. Its zero value means "not
@@ -77,7 +77,7 @@ type Tool struct {
 	Annotations Annotations
 	Handler     server.ToolHandlerFunc
 	err         error // a declaration fault, reported by NewServer
-	schema      func() (*jsonschema6.Schema, error)
+	schema      func() (*argcheck.Schema, error)
 }
 
 // Verify reports declaration faults, including an input schema that does
@@ -161,7 +161,7 @@ func NewTool[In any](name, description string, ann Annotations, h Handler[In], o
 	t.Def.RawInputSchema = in
 	// Compiling a schema costs more than the rest of a cold start, so it
 	// waits for the tool's first call; Verify compiles it in tests.
-	t.schema = sync.OnceValues(func() (*jsonschema6.Schema, error) { return compileSchema(name, in) })
+	t.schema = sync.OnceValues(func() (*argcheck.Schema, error) { return argcheck.Compile(name, in) })
 	if cfg.outputType != nil {
 		out, err := schemaJSON(cfg.outputType, cfg.outputTweak)
 		if err != nil {
@@ -214,7 +214,7 @@ func dropNullable(s *jsonschema.Schema) {
 // wrap checks arguments against the input schema, decodes them strictly,
 // runs Validate, converts errors and panics into isError results, and
 // reports cancellation plainly.
-func wrap[In any](name string, compiled func() (*jsonschema6.Schema, error), h Handler[In]) server.ToolHandlerFunc {
+func wrap[In any](name string, compiled func() (*argcheck.Schema, error), h Handler[In]) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -230,7 +230,7 @@ func wrap[In any](name string, compiled func() (*jsonschema6.Schema, error), h H
 		if err != nil {
 			return Errorf("internal error in %s: its input schema does not compile: %v", name, err), nil
 		}
-		if verr := checkArgs(schema, raw); verr != nil {
+		if verr := schema.Check(raw); verr != nil {
 			return Errorf("invalid arguments for %s: %v", name, verr), nil
 		}
 		in, derr := decode[In](raw)
@@ -296,52 +296,4 @@ func Text(s string) *mcp.CallToolResult { return mcp.NewToolResultText(s) }
 // the human-readable rendering that clients without structured content show.
 func Structured(text string, v any) *mcp.CallToolResult {
 	return mcp.NewToolResultStructured(v, text)
-}
-
-// compileSchema compiles a tool's input schema for validating calls.
-// mcp-go can validate too, but its messages print Go structs; these say
-// "missing property 'path'" and "head: minimum: got -1, want 1".
-func compileSchema(name string, schema json.RawMessage) (*jsonschema6.Schema, error) {
-	doc, err := jsonschema6.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema6.NewCompiler()
-	url := "mem:///" + name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-}
-
-// checkArgs validates arguments against a compiled schema and lists every
-// problem in one line, each prefixed by the argument it concerns.
-func checkArgs(schema *jsonschema6.Schema, raw []byte) error {
-	args, err := jsonschema6.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return fmt.Errorf("arguments are not valid JSON: %w", err)
-	}
-	err = schema.Validate(args)
-	if err == nil {
-		return nil
-	}
-	var verr *jsonschema6.ValidationError
-	if !errors.As(err, &verr) {
-		return err
-	}
-	var msgs []string
-	for _, u := range verr.BasicOutput().Errors {
-		if u.Error == nil || u.Error.String() == "" || strings.HasPrefix(u.Error.String(), "validation failed") {
-			continue
-		}
-		msg := u.Error.String()
-		if loc := strings.TrimPrefix(u.InstanceLocation, "/"); loc != "" {
-			msg = loc + ": " + msg
-		}
-		msgs = append(msgs, msg)
-	}
-	if len(msgs) == 0 {
-		return err
-	}
-	return errors.New(strings.Join(msgs, "; "))
 }
