@@ -16,13 +16,14 @@ type Tool struct {
 	Tool   mcp.Tool
 }
 
-// Catalogue lists the tools of every ready server, sorted by name.
+// Catalogue lists the tools of every ready server, and of every server
+// being restarted (a call waits for the restart), sorted by name.
 func (sup *Supervisor) Catalogue() []Tool {
 	sup.mu.Lock()
 	defer sup.mu.Unlock()
 	count := map[string]int{}
 	for _, s := range sup.servers {
-		if s.State == StateReady {
+		if s.usable() {
 			for _, t := range s.Tools {
 				count[t.Name]++
 			}
@@ -30,7 +31,7 @@ func (sup *Supervisor) Catalogue() []Tool {
 	}
 	var out []Tool
 	for _, s := range sup.servers {
-		if s.State != StateReady {
+		if !s.usable() {
 			continue
 		}
 		for _, t := range s.Tools {
@@ -54,3 +55,5 @@ func (sup *Supervisor) Lookup(name string) (Tool, bool) {
 	}
 	return Tool{}, false
 }
+
+func (s *Server) usable() bool { return s.State == StateReady || s.State == StateRestarting }

@@ -35,13 +35,17 @@ func Build(dir string, pkgs ...string) error {
 }
 
 // binaryTrees lists the package patterns holding the module's binaries that
-// exist: go build fails on a pattern over a missing directory.
+// exist (go build fails on a pattern over a missing directory), and the
+// test-only server slowmcp.
 func binaryTrees(modRoot string) []string {
 	var pkgs []string
 	for _, d := range []string{"servers", "host"} {
 		if fi, err := os.Stat(filepath.Join(modRoot, d)); err == nil && fi.IsDir() {
 			pkgs = append(pkgs, "./"+d+"/...")
 		}
+	}
+	if _, err := os.Stat(filepath.Join(modRoot, "tests/testdata/slowmcp")); err == nil {
+		pkgs = append(pkgs, "./tests/testdata/slowmcp")
 	}
 	return pkgs
 }
