@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/domo-agent/domo/audit"
+	"github.com/domo-agent/domo/host/chat"
 )
 
 const auditUsage = `Usage:
@@ -332,7 +333,7 @@ func detail(ev audit.Event) string {
 
 // oneLine flattens s to one line of at most n runes, safe for a terminal.
 func oneLine(s string, n int) string {
-	s = clean(strings.Join(strings.Fields(s), " "))
+	s = chat.Clean(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
@@ -399,43 +400,12 @@ func auditShow(e *env, args []string) error {
 		if json.Indent(&pretty, ev.Args, "  ", "  ") != nil {
 			pretty.Write(ev.Args)
 		}
-		fmt.Fprintf(e.stdout, "\nargs (redacted):\n  %s\n", clean(pretty.String()))
+		fmt.Fprintf(e.stdout, "\nargs (redacted):\n  %s\n", chat.Clean(pretty.String()))
 	}
 	if ev.Result != "" {
-		fmt.Fprintf(e.stdout, "\nresult (redacted):\n%s\n", indent(clean(ev.Result), "  "))
+		fmt.Fprintf(e.stdout, "\nresult (redacted):\n%s\n", indent(chat.Clean(ev.Result), "  "))
 	}
 	return nil
-}
-
-// clean makes text from the log safe to print to a terminal: a tool's
-// result may carry escape sequences that would retitle the window, move
-// the cursor or hide text, or bidirectional overrides that reorder what a
-// reviewer reads. Such characters are shown as escapes instead.
-func clean(s string) string {
-	if !strings.ContainsFunc(s, unsafeRune) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unsafeRune(r) {
-			fmt.Fprintf(&b, "\\u%04x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	switch {
-	case r == '\n' || r == '\t':
-		return false
-	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
-		return true
-	}
-	return false
 }
 
 func indent(s, prefix string) string {
