@@ -81,3 +81,13 @@ func Decide(cfg Config, t Tool, g *Grants, turn *Turn, once bool) Decision {
 	}
 	return Decision{Ask, source}
 }
+
+// Blocked reports whether every call of t is denied whatever the user
+// answers: its group or tool is off, or it is a memory tool with memory
+// disabled. The host does not offer such tools to the model.
+func Blocked(cfg Config, t Tool) bool {
+	if isMemoryGroup(t.Group) && !cfg.MemoryEnabled {
+		return true
+	}
+	return cfg.Tools[t.Key()] == PolicyOff || cfg.Groups[t.Group] == PolicyOff
+}

@@ -392,3 +392,27 @@ func FuzzNeverAllowsOffOrUnconfirmedDestructive(f *testing.F) {
 		}
 	})
 }
+
+func TestBlockedAgreesWithDecide(t *testing.T) {
+	for _, mem := range []bool{false, true} {
+		for _, gp := range []GroupPolicy{"", PolicyOff, PolicyAsk, PolicyAlways} {
+			for _, tp := range []GroupPolicy{"", PolicyOff, PolicyAsk, PolicyAlways} {
+				for _, group := range []string{"files.read", "memory.write"} {
+					cfg := Config{Mode: ModeAuto, Groups: map[string]GroupPolicy{}, Tools: map[string]GroupPolicy{}, MemoryEnabled: mem}
+					if gp != "" {
+						cfg.Groups[group] = gp
+					}
+					tool := Tool{Server: "s", Name: "t", Group: group, Risk: RiskSafe}
+					if tp != "" {
+						cfg.Tools[tool.Key()] = tp
+					}
+					// A call allowed once is denied only by what no answer can lift.
+					d := Decide(cfg, tool, nil, nil, true)
+					if got, want := Blocked(cfg, tool), d.Verdict == Deny; got != want {
+						t.Errorf("memory=%v group %s=%q tool=%q: Blocked=%v, Decide=%s (%s)", mem, group, gp, tp, got, d.Verdict, d.Rule)
+					}
+				}
+			}
+		}
+	}
+}

@@ -9,10 +9,15 @@ import (
 
 func TestCatalogueNamesClashesOnly(t *testing.T) {
 	tool := func(name string) mcp.Tool { return mcp.Tool{Name: name} }
+	server := func(name string, state State, tools ...mcp.Tool) *Server {
+		s := &Server{Name: name, State: state}
+		s.setTools(tools)
+		return s
+	}
 	sup := &Supervisor{servers: map[string]*Server{
-		"files":  {Name: "files", State: StateReady, Tools: []mcp.Tool{tool("read_text_file"), tool("search")}},
-		"github": {Name: "github", State: StateReady, Tools: []mcp.Tool{tool("search"), tool("create_issue")}},
-		"down":   {Name: "down", State: StateFailed, Tools: []mcp.Tool{tool("read_text_file")}},
+		"files":  server("files", StateReady, tool("read_text_file"), tool("search")),
+		"github": server("github", StateReady, tool("search"), tool("create_issue")),
+		"down":   server("down", StateFailed, tool("read_text_file")),
 	}}
 	var got []string
 	for _, tl := range sup.Catalogue() {

@@ -7,6 +7,7 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -53,6 +54,8 @@ type Server struct {
 	State  State
 	Err    error
 	Tools  []mcp.Tool
+	// schemas are the tools' input schemas as JSON, in the order of Tools.
+	schemas []json.RawMessage
 	// Restarts counts how often the server was started again after dying.
 	Restarts int
 
@@ -82,6 +85,7 @@ type Supervisor struct {
 	life     context.Context
 	end      context.CancelFunc
 	progress progressHub
+	catalog  *catalogue
 }
 
 // Start starts every enabled server in parallel and waits for each to
@@ -120,7 +124,8 @@ func (sup *Supervisor) connect(ctx context.Context, s *Server, opts Options) {
 		}
 		return
 	}
-	s.client, s.Tools, s.State = c, tools, StateReady
+	s.client, s.State = c, StateReady
+	s.setTools(tools)
 	sup.watch(s, c)
 }
 

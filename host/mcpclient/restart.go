@@ -64,6 +64,7 @@ func (sup *Supervisor) died(s *Server, c *client.Client, ran time.Duration) {
 	}
 	s.client = nil
 	s.State = StateRestarting
+	sup.toolsChanged()
 	s.Err = s.explain("exited unexpectedly", errors.New("the process died"))
 	ready := make(chan struct{})
 	s.ready = ready
@@ -107,6 +108,7 @@ func (sup *Supervisor) settle(s *Server, c *client.Client, tools []mcp.Tool, err
 			c.Close()
 		}
 		s.State = StateFailed
+		sup.toolsChanged()
 		return true
 	}
 	s.Restarts++
@@ -114,7 +116,9 @@ func (sup *Supervisor) settle(s *Server, c *client.Client, tools []mcp.Tool, err
 		s.Err = fmt.Errorf("restart %d failed: %w", s.Restarts, err)
 		return false
 	}
-	s.client, s.Tools, s.State = c, tools, StateReady
+	s.client, s.State = c, StateReady
+	s.setTools(tools)
+	sup.toolsChanged()
 	sup.watch(s, c)
 	return true
 }

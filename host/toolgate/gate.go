@@ -174,6 +174,10 @@ func (g *Gate) Call(ctx context.Context, c Call) Result {
 		args = json.RawMessage("{}")
 	}
 	ev := audit.Event{Session: g.opts.Session, Turn: c.Turn, Call: id, Tool: c.Name, Args: args}
+	if !json.Valid(args) {
+		// A model can send anything; the log keeps it, as a JSON string.
+		ev.Args, _ = json.Marshal(string(args))
+	}
 
 	t, ok := g.opts.Servers.Lookup(c.Name)
 	if !ok {
@@ -181,7 +185,7 @@ func (g *Gate) Call(ctx context.Context, c Call) Result {
 	}
 	pt := g.opts.Permissions.Tool(t.Server, t.Tool.Name)
 	ev.Server, ev.Tool, ev.Group, ev.Risk = t.Server, t.Tool.Name, pt.Group, string(pt.Risk)
-	if err := g.check(c.Name, t.Tool, args); err != nil {
+	if err := g.check(c.Name, t.Schema, args); err != nil {
 		return g.refuse(ev, pt, audit.StatusInvalid, "toolgate", "arguments do not match the input schema",
 			fmt.Sprintf("invalid arguments for %s: %v. Fix the arguments and call it again.", c.Name, err))
 	}
@@ -190,7 +194,7 @@ func (g *Gate) Call(ctx context.Context, c Call) Result {
 	ev.Rule = d.Rule
 	if d.Verdict != policy.Allow {
 		status, text := audit.StatusDenied, denial(c.Name, pt, d, by, reason)
-		if pol := g.Policy(); by == "policy" && (isOff(pol, pt) || !pol.IntentMode) {
+		if by == "policy" && policy.Blocked(g.Policy(), pt) {
 			status = audit.StatusBlocked
 		}
 		res := g.refuse(ev, pt, status, by, d.Rule, text)
@@ -211,14 +215,9 @@ func (g *Gate) Call(ctx context.Context, c Call) Result {
 
 // check validates args against the tool's input schema, compiling it once
 // per schema version.
-func (g *Gate) check(name string, tool mcp.Tool, args json.RawMessage) error {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+func (g *Gate) check(name string, raw json.RawMessage, args json.RawMessage) error {
+	if !isObject(args) {
 		return errors.New("arguments must be a JSON object")
-	}
-	raw, err := schemaJSON(tool)
-	if err != nil {
-		return nil // a tool without a usable schema is checked by its server
 	}
 	g.mu.Lock()
 	e, ok := g.schemas[name]
@@ -236,12 +235,19 @@ func (g *Gate) check(name string, tool mcp.Tool, args json.RawMessage) error {
 	return e.schema.Check(args)
 }
 
-// schemaJSON returns the tool's input schema as JSON.
-func schemaJSON(t mcp.Tool) ([]byte, error) {
-	if len(t.RawInputSchema) > 0 {
-		return t.RawInputSchema, nil
+// isObject reports whether args is valid JSON whose value is an object.
+func isObject(args json.RawMessage) bool {
+	if !json.Valid(args) {
+		return false
 	}
-	return json.Marshal(t.InputSchema)
+	for _, c := range args {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c == '{'
+	}
+	return false
 }
 
 // decide applies policy and, when it asks, the prompter. It returns the
@@ -337,7 +343,18 @@ func (g *Gate) refuse(ev audit.Event, pt policy.Tool, status, by, rule, text str
 	return res
 }
 
-// isOff reports whether pt is blocked outright by an off group or tool.
-func isOff(cfg policy.Config, pt policy.Tool) bool {
-	return cfg.Tools[pt.Key()] == policy.PolicyOff || cfg.Groups[pt.Group] == policy.PolicyOff
+// Offered lists the tools the model may be offered: the catalogue without
+// the tools policy blocks outright (an off group or tool, memory tools with
+// memory disabled), which no answer could allow.
+func (g *Gate) Offered() []mcpclient.Tool {
+	pol := g.Policy()
+	var out []mcpclient.Tool
+	for _, t := range g.opts.Servers.Catalogue() {
+		pt := g.opts.Permissions.Tool(t.Server, t.Tool.Name)
+		if policy.Blocked(pol, pt) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }

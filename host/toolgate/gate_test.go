@@ -240,6 +240,11 @@ func TestGateOutcomes(t *testing.T) {
 			wantEvents: []string{"permission_decision/deny/toolgate/invalid"},
 		},
 		{
+			name: "arguments that are not JSON", tool: "read", args: `{"path": "a.txt"`,
+			wantStatus: audit.StatusInvalid, wantText: "must be a JSON object",
+			wantEvents: []string{"permission_decision/deny/toolgate/invalid"},
+		},
+		{
 			name: "ask without a terminal denies with a hint", tool: "write", args: `{"path":"a"}`,
 			wantStatus: audit.StatusDenied, wantText: "--allow toy.write",
 			wantEvents: []string{"permission_decision/deny/no_terminal/denied"},

@@ -34,7 +34,8 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	fs.IntVar(&o.calls, "calls", 1000, "sequential calls per throughput round")
 	fs.IntVar(&o.rounds, "rounds", 3, "throughput rounds per server")
 	fs.IntVar(&o.auditLines, "audit-lines", 1_000_000, "lines in the audit log that queries and verify read")
-	only := fs.String("only", "", "run one part: files or audit")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the host part to this file")
+	only := fs.String("only", "", "run one part: files, audit or host")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,7 +51,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	parts := []struct {
 		name string
 		run  func(ctx context.Context, w io.Writer, root, tmp string, o options) error
-	}{{"files", benchFiles}, {"audit", benchAudit}}
+	}{{"files", benchFiles}, {"audit", benchAudit}, {"host", benchHost}}
 	ran := false
 	for _, p := range parts {
 		if *only != "" && *only != p.name {
@@ -65,7 +66,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	if !ran {
-		return fmt.Errorf("-only %q: want files or audit", *only)
+		return fmt.Errorf("-only %q: want files, audit or host", *only)
 	}
 	return nil
 }
@@ -73,6 +74,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 type options struct {
 	starts, calls, rounds int
 	auditLines            int
+	cpuProfile            string
 }
 
 // benchFiles compares domo-files with the reference filesystem server.

@@ -25,6 +25,8 @@ var errQuiet = errors.New("failed")
 const usage = `domo — a local, private desktop agent
 
 Usage:
+  domo chat                     talk with the local model, which can use the tools
+  domo ask MESSAGE              answer one message and exit (--json for scripts)
   domo audit [list] [filters]   review the audit log (also: show, stats, tail, verify, path)
   domo permissions [list]       every tool's group, risk and decision (also: set, mode)
   domo config [show]            the configuration in effect (also: path, edit, import FILE)
@@ -107,6 +109,10 @@ func run(ctx context.Context, e *env, args []string) error {
 		return runTools(ctx, e, rest)
 	case "call":
 		return runCall(ctx, e, rest)
+	case "chat":
+		return runChat(ctx, e, rest)
+	case "ask":
+		return runAsk(ctx, e, rest)
 	case "version":
 		fmt.Fprintln(e.stdout, "domo", version)
 		return nil
@@ -114,7 +120,7 @@ func run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprint(e.stdout, usage)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown command %q (want %s)", errUsage, cmd, strings.Join([]string{"audit", "permissions", "config", "servers", "tools", "call", "version"}, ", "))
+		return fmt.Errorf("%w: unknown command %q (want %s)", errUsage, cmd, strings.Join([]string{"chat", "ask", "call", "tools", "servers", "audit", "permissions", "config", "version"}, ", "))
 	}
 }
 

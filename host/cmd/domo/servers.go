@@ -4,20 +4,41 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/domo-agent/domo/host/config"
 	"github.com/domo-agent/domo/host/mcpclient"
 	"github.com/domo-agent/domo/policy"
 )
 
 // startServers starts the configured servers for a command that needs
 // them; the caller closes the supervisor.
-func startServers(ctx context.Context, e *env) (*mcpclient.Supervisor, error) {
+func startServers(ctx context.Context, e *env) (*mcpclient.Supervisor, config.Config, error) {
 	cfg, err := e.config()
 	if err != nil {
-		return nil, err
+		return nil, cfg, err
 	}
-	return mcpclient.Start(ctx, cfg.Servers, mcpclient.Options{Version: version}), nil
+	return mcpclient.Start(ctx, cfg.Servers, mcpclient.Options{Version: version}), cfg, nil
+}
+
+type serverRow struct {
+	Name      string `json:"name"`
+	State     string `json:"state"`
+	PID       int    `json:"pid,omitempty"`
+	Tools     int    `json:"tools"`
+	Restarts  int    `json:"restarts"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+func serverRows(sup *mcpclient.Supervisor) []serverRow {
+	var rows []serverRow
+	for _, s := range sup.Servers() {
+		r := serverRow{Name: s.Name, State: string(s.State), PID: s.PID, Tools: len(s.Tools), Restarts: s.Restarts}
+		if s.Err != nil {
+			r.LastError = s.Err.Error()
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 func runServers(ctx context.Context, e *env, args []string) error {
@@ -26,40 +47,49 @@ func runServers(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	sup, err := startServers(ctx, e)
+	sup, _, err := startServers(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer sup.Close()
-	type row struct {
-		Name      string `json:"name"`
-		State     string `json:"state"`
-		PID       int    `json:"pid,omitempty"`
-		Tools     int    `json:"tools"`
-		Restarts  int    `json:"restarts"`
-		LastError string `json:"last_error,omitempty"`
-	}
-	var rows []row
-	for _, s := range sup.Servers() {
-		r := row{Name: s.Name, State: string(s.State), PID: s.PID, Tools: len(s.Tools), Restarts: s.Restarts}
-		if s.Err != nil {
-			r.LastError = s.Err.Error()
-		}
-		rows = append(rows, r)
-	}
 	if *asJSON {
-		return printJSON(e.stdout, rows)
+		return printJSON(e.stdout, serverRows(sup))
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tTOOLS\tRESTARTS\tLAST ERROR")
-	for _, r := range rows {
-		pid := "-"
-		if r.PID != 0 {
-			pid = fmt.Sprint(r.PID)
+	return printServers(e.stdout, sup)
+}
+
+type liveToolRow struct {
+	Name        string `json:"name"`
+	Server      string `json:"server"`
+	Group       string `json:"group"`
+	Risk        string `json:"risk"`
+	Decision    string `json:"decision"`
+	Rule        string `json:"rule"`
+	Description string `json:"description"`
+}
+
+// toolRows lists the catalogue with what decide says of each tool.
+func toolRows(sup *mcpclient.Supervisor, cfg config.Config, decide func(string, *policy.Turn) (policy.Tool, policy.Decision, bool)) []liveToolRow {
+	var rows []liveToolRow
+	for _, t := range sup.Catalogue() {
+		pt, d, _ := decide(t.Name, nil)
+		desc, _, _ := strings.Cut(t.Tool.Description, "\n")
+		rows = append(rows, liveToolRow{t.Name, t.Server, pt.Group, string(pt.Risk), string(d.Verdict), d.Rule, desc})
+	}
+	return rows
+}
+
+// staticDecide decides from the config alone, with no session grants.
+func staticDecide(sup *mcpclient.Supervisor, cfg config.Config) func(string, *policy.Turn) (policy.Tool, policy.Decision, bool) {
+	pc := cfg.Permissions.Policy(cfg.Memory.Enabled)
+	return func(name string, turn *policy.Turn) (policy.Tool, policy.Decision, bool) {
+		t, ok := sup.Lookup(name)
+		if !ok {
+			return policy.Tool{}, policy.Decision{}, false
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Name, r.State, pid, r.Tools, r.Restarts, oneLine(r.LastError, 100))
+		pt := cfg.Permissions.Tool(t.Server, t.Tool.Name)
+		return pt, policy.Decide(pc, pt, nil, turn, false), true
 	}
-	return tw.Flush()
 }
 
 func runTools(ctx context.Context, e *env, args []string) error {
@@ -68,38 +98,18 @@ func runTools(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	cfg, err := e.config()
+	sup, cfg, err := startServers(ctx, e)
 	if err != nil {
 		return err
 	}
-	sup := mcpclient.Start(ctx, cfg.Servers, mcpclient.Options{Version: version})
 	defer sup.Close()
-	pc := cfg.Permissions.Policy(cfg.Memory.Enabled)
-	type row struct {
-		Name        string `json:"name"`
-		Server      string `json:"server"`
-		Group       string `json:"group"`
-		Risk        string `json:"risk"`
-		Decision    string `json:"decision"`
-		Rule        string `json:"rule"`
-		Description string `json:"description"`
-	}
-	var rows []row
-	for _, t := range sup.Catalogue() {
-		pt := cfg.Permissions.Tool(t.Server, t.Tool.Name)
-		d := policy.Decide(pc, pt, nil, nil, false)
-		desc, _, _ := strings.Cut(t.Tool.Description, "\n")
-		rows = append(rows, row{t.Name, t.Server, pt.Group, string(pt.Risk), string(d.Verdict), d.Rule, desc})
-	}
+	decide := staticDecide(sup, cfg)
 	if *asJSON {
-		return printJSON(e.stdout, rows)
+		err = printJSON(e.stdout, toolRows(sup, cfg, decide))
+	} else {
+		err = printTools(e.stdout, sup, cfg, decide)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tSERVER\tGROUP\tRISK\tDECISION\tDESCRIPTION")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(r.Name, 60), r.Server, r.Group, r.Risk, r.Decision, oneLine(r.Description, 60))
-	}
-	if err := tw.Flush(); err != nil {
+	if err != nil {
 		return err
 	}
 	for _, s := range sup.Servers() {

@@ -50,6 +50,11 @@ func openSession(ctx context.Context, e *env, f sessionFlags, prompter toolgate.
 	if err != nil {
 		return nil, err
 	}
+	return openSessionWith(ctx, e, cfg, f, prompter, what)
+}
+
+// openSessionWith is openSession with the config already loaded.
+func openSessionWith(ctx context.Context, e *env, cfg config.Config, f sessionFlags, prompter toolgate.Prompter, what string) (*session, error) {
 	if f.mode != "" {
 		cfg.Permissions.Mode = policy.Mode(f.mode)
 		if err := cfg.Validate(); err != nil {

@@ -22,4 +22,3 @@ func (e *env) prompter() toolgate.Prompter {
 	}
 	return nil
 }
-

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/domo-agent/domo/host/agent"
+	"github.com/domo-agent/domo/host/chat"
+	"github.com/domo-agent/domo/host/toolgate"
+)
+
+const askUsage = `Usage: domo ask [flags] MESSAGE...
+
+Answers one message and exits. Input piped to standard input is added to
+the message (or is the message, when none is given). Without a terminal,
+a call that needs permission is denied, with a hint on how to allow it.
+
+Flags:
+` + hostFlagsHelp + `  --chat            answer without tools
+  --json            print the answer, the route, the tool calls and the
+                    token usage as JSON
+`
+
+func runAsk(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("domo ask", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() { fmt.Fprint(e.stderr, askUsage) }
+	var sf sessionFlags
+	var lf llmFlags
+	addHostFlags(fs, &sf, &lf)
+	asJSON := fs.Bool("json", false, "")
+	chatOnly := fs.Bool("chat", false, "")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	message := strings.Join(pos, " ")
+	if !isTerminal(e.stdin) && e.stdin != nil {
+		b, err := io.ReadAll(io.LimitReader(e.stdin, 8<<20))
+		if err != nil {
+			return fmt.Errorf("read standard input: %w", err)
+		}
+		if piped := strings.TrimSpace(string(b)); piped != "" {
+			if message != "" {
+				message += "\n\n"
+			}
+			message += piped
+		}
+	}
+	if strings.TrimSpace(message) == "" {
+		fmt.Fprint(e.stderr, askUsage)
+		return fmt.Errorf("%w: no message", errUsage)
+	}
+
+	var t *chat.Term
+	in, inOK := e.stdin.(*os.File)
+	out, outOK := e.stdout.(*os.File)
+	if inOK && outOK && !*asJSON {
+		t = chat.NewTerm(in, out)
+	} else {
+		t = chat.Plain(e.stdout)
+	}
+	var prompter toolgate.Prompter
+	if t.TTY {
+		ed, err := chat.NewEditor(t, "", nil)
+		if err != nil {
+			return err
+		}
+		defer ed.Close()
+		prompter = chat.NewAsker(t, ed)
+	}
+	h, err := startHost(ctx, e, sf, lf, prompter, "domo ask")
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	if h.model == nil {
+		return fmt.Errorf("no language model: %v\n%s", h.modelErr, chat.NoModelHint())
+	}
+
+	route := agent.Route("")
+	if *chatOnly {
+		route = agent.RouteChat
+	}
+	var ev agent.Events
+	var stream *chat.Stream
+	if !*asJSON {
+		stream = t.NewStream()
+		ev.Content = stream.Write
+		ev.ToolEnd = func(c agent.ToolCall, res toolgate.Result) {
+			stream.Flush()
+			if res.IsError {
+				fmt.Fprintf(e.stderr, "domo: %s: %s\n", c.Name, oneLine(res.Text, 400))
+			}
+		}
+		ev.Notice = func(s string) { fmt.Fprintln(e.stderr, chat.Clean(s)) }
+	}
+	res, err := h.agent.Turn(ctx, message, route, ev)
+	if stream != nil {
+		stream.Flush()
+	}
+	if *asJSON {
+		out := struct {
+			Answer  string             `json:"answer"`
+			Route   agent.Route        `json:"route"`
+			Calls   []agent.CallRecord `json:"tool_calls"`
+			Rounds  int                `json:"rounds"`
+			Usage   agent.Usage        `json:"usage"`
+			Stopped string             `json:"stopped,omitempty"`
+			Error   string             `json:"error,omitempty"`
+		}{Answer: res.Answer, Route: res.Route, Calls: res.Calls, Rounds: res.Rounds, Usage: res.Usage, Stopped: res.Stopped}
+		if out.Calls == nil {
+			out.Calls = []agent.CallRecord{}
+		}
+		if err != nil {
+			out.Error = err.Error()
+		}
+		if perr := printJSON(e.stdout, out); perr != nil {
+			return perr
+		}
+		if err != nil {
+			return errQuiet
+		}
+		return nil
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return errQuiet
+		}
+		return err
+	}
+	if res.Stopped == "cancelled" || res.Stopped == "aborted" {
+		return errQuiet
+	}
+	return nil
+}
