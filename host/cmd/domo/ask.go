@@ -80,7 +80,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	}
 	defer h.Close()
 	if h.model == nil {
-		return fmt.Errorf("no language model: %v\n%s", h.modelErr, chat.NoModelHint())
+		return fmt.Errorf("no language model: %w", h.modelErr)
 	}
 
 	route := agent.Route("")

@@ -121,7 +121,10 @@ func (h *host) banner(ctx context.Context) string {
 	if h.model != nil {
 		fmt.Fprintf(&b, "Domo %s · model %s at %s", version, chat.Clean(h.modelName(ctx)), chat.Clean(h.model.BaseURL()))
 	} else {
-		fmt.Fprintf(&b, "Domo %s · no language model found.\n%s\n%s", version, chat.Clean(firstLine(h.modelErr)), chat.NoModelHint())
+		fmt.Fprintf(&b, "Domo %s · no language model: %s", version, strings.TrimSpace(chat.Clean(h.modelErr.Error())))
+		if !strings.Contains(h.modelErr.Error(), "DOMO_LLM_BASE_URL") {
+			b.WriteString("\n" + chat.NoModelHint())
+		}
 	}
 	var ready, broken []string
 	for _, st := range h.sup.Servers() {
