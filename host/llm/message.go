@@ -91,6 +91,8 @@ type Response struct {
 	Usage   Usage
 	// FinishReason is the server's: "stop", "length", "tool_calls"…; tool
 	// calls printed as text leave it "stop", so look at Message.ToolCalls.
+	// It is empty when a stream ended without one: the server went away
+	// mid-answer.
 	FinishReason string
 	// FirstToken is how long the first reasoning, content or tool-call delta
 	// took to arrive; without streaming, how long the whole answer took.

@@ -165,7 +165,8 @@ func (s *Server) SetFallback(r Reply) {
 }
 
 // HandleFunc adds a route, e.g. llama.cpp's GET /props or Ollama's
-// POST /api/show, with the patterns of http.ServeMux.
+// POST /api/show, with the patterns of http.ServeMux. The chat and model
+// list routes cannot be replaced.
 func (s *Server) HandleFunc(pattern string, h http.HandlerFunc) {
 	s.mux.HandleFunc(pattern, h)
 }
