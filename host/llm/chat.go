@@ -44,7 +44,7 @@ func (c *Client) Chat(ctx context.Context, req Request, sink *Sink) (Response, e
 }
 
 func (c *Client) chatOnce(ctx context.Context, model string, req Request, schema bool, sink *Sink) (Response, error) {
-	params, err := buildParams(model, req, schema)
+	params, err := c.buildParams(model, req, schema)
 	if err != nil {
 		return Response{}, err
 	}
@@ -103,7 +103,7 @@ func (c *Client) numberCalls(calls []ToolCall) {
 
 // buildParams turns req into the SDK's request. schema selects
 // response_format json_schema over json_object when req has a JSONSchema.
-func buildParams(model string, req Request, schema bool) (openai.ChatCompletionNewParams, error) {
+func (c *Client) buildParams(model string, req Request, schema bool) (openai.ChatCompletionNewParams, error) {
 	p := openai.ChatCompletionNewParams{Model: model}
 	msgs := req.Messages
 	if len(req.JSONSchema) > 0 {
@@ -125,7 +125,7 @@ func buildParams(model string, req Request, schema bool) (openai.ChatCompletionN
 		return p, err
 	}
 	for _, t := range req.Tools {
-		fn, err := toFunction(t)
+		fn, err := c.function(t)
 		if err != nil {
 			return p, err
 		}
@@ -197,28 +197,48 @@ func toParams(msgs []Message) ([]openai.ChatCompletionMessageParamUnion, error) 
 	return out, nil
 }
 
-// toFunction converts a tool, its MCP input schema going through JSON into
-// the SDK's FunctionParameters.
+// function returns the tool's definition for a request, converted once
+// per name, description and schema: a conversation sends the same tools
+// with every request.
+func (c *Client) function(t Tool) (openai.FunctionDefinitionParam, error) {
+	key := t.Name + "\x00" + t.Description + "\x00" + string(t.Parameters)
+	if fn, ok := c.functions.Load(key); ok {
+		return fn.(openai.FunctionDefinitionParam), nil
+	}
+	fn, err := toFunction(t)
+	if err == nil && c.functionCount.Add(1) <= maxCachedFunctions {
+		c.functions.Store(key, fn)
+	}
+	return fn, err
+}
+
+// maxCachedFunctions bounds the cache of converted tools.
+const maxCachedFunctions = 4096
+
+// toFunction converts a tool. The schema's top-level members stay JSON
+// text, so each request copies them instead of encoding a tree of maps.
 func toFunction(t Tool) (openai.FunctionDefinitionParam, error) {
 	fn := openai.FunctionDefinitionParam{Name: t.Name}
 	if t.Description != "" {
 		fn.Description = openai.String(t.Description)
 	}
-	params := openai.FunctionParameters{}
+	var members map[string]json.RawMessage
 	if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
-		if err := json.Unmarshal(t.Parameters, &params); err != nil {
+		if err := json.Unmarshal(t.Parameters, &members); err != nil {
 			return fn, fmt.Errorf("tool %s: parameters: %w", t.Name, err)
 		}
 	}
-	if params == nil {
-		params = openai.FunctionParameters{}
+	params := openai.FunctionParameters{}
+	for k, v := range members {
+		params[k] = v
 	}
-	if _, ok := params["type"]; !ok {
-		params["type"] = "object"
+	typ, hasType := members["type"]
+	if !hasType {
+		params["type"] = json.RawMessage(`"object"`)
 	}
-	if _, ok := params["properties"]; !ok && params["type"] == "object" {
+	if _, ok := members["properties"]; !ok && (!hasType || string(typ) == `"object"`) {
 		// Some servers' tool templates iterate properties unguarded.
-		params["properties"] = map[string]any{}
+		params["properties"] = json.RawMessage(`{}`)
 	}
 	fn.Parameters = params
 	return fn, nil

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -116,7 +117,24 @@ type Server struct {
 	requests []Request
 	models   []string
 	fallback *Reply
+	count    int
+	forget   bool
+	served   atomic.Int64 // nanoseconds spent answering chat requests
 }
+
+// Forget stops recording requests for Requests, so that a long benchmark
+// does not hold every request in memory.
+func (s *Server) Forget() {
+	s.mu.Lock()
+	s.forget = true
+	s.requests = nil
+	s.mu.Unlock()
+}
+
+// Served is the total time the server spent answering chat requests, from
+// reading the request to writing the last byte: the LLM's share of a
+// client's time.
+func (s *Server) Served() time.Duration { return time.Duration(s.served.Load()) }
 
 // New starts a fake serving steps in order, closed when the test ends. A chat
 // request with no step left is answered 500 and fails the test, unless
@@ -192,6 +210,8 @@ func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	defer func() { s.served.Add(int64(time.Since(start))) }()
 	req, err := decodeRequest(r)
 	if err != nil {
 		s.t.Errorf("fakellm: %v", err)
@@ -221,8 +241,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 // next records req and takes the step that answers it.
 func (s *Server) next(req Request) (Reply, error) {
 	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	n := len(s.requests)
+	s.count++
+	n := s.count
+	if !s.forget {
+		s.requests = append(s.requests, req)
+	}
 	if len(s.steps) == 0 {
 		fb := s.fallback
 		s.mu.Unlock()
