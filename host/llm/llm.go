@@ -73,8 +73,8 @@ type Client struct {
 	callSeq  atomic.Int64
 	noSchema atomic.Bool // the server refused response_format json_schema
 
-	functions     sync.Map // tool key → openai.FunctionDefinitionParam
-	functionCount atomic.Int64
+	tools     sync.Map // tool key → encoded tool (json.RawMessage)
+	toolCount atomic.Int64
 }
 
 // New checks cfg and returns a client for it. It does no network I/O.

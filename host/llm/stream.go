@@ -17,8 +17,7 @@ import (
 var errNoFirstByte = errors.New("no first chunk in time")
 
 // stream makes one streamed request, feeding sink as chunks arrive.
-func (c *Client) stream(ctx context.Context, model string, params openai.ChatCompletionNewParams, req Request, sink *Sink) (Response, error) {
-	params.StreamOptions.IncludeUsage = openai.Bool(true)
+func (c *Client) stream(ctx context.Context, model string, body []byte, req Request, sink *Sink) (Response, error) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	start := time.Now()
@@ -26,7 +25,7 @@ func (c *Client) stream(ctx context.Context, model string, params openai.ChatCom
 	defer late.Stop()
 
 	var cp capture
-	st := c.chat.NewStreaming(sctx, params, cp.option())
+	st := c.chat.NewStreaming(sctx, openai.ChatCompletionNewParams{}, withBody(body), cp.option())
 	defer st.Close()
 
 	var (
