@@ -9,6 +9,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Debian packages the tests need. Add new needs here (chromium, xvfb, ...);
 # each is installed only when dpkg reports it missing.
 packages=()
+# tmux: the chat's end-to-end test types into domo chat and reads the screen.
+packages+=(tmux)
 
 # Node.js runs the npm peers. Most machines already have it, not always from
 # apt (nvm, a tarball), so ask apt only when the command itself is missing.
