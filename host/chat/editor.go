@@ -24,6 +24,7 @@ const historyLimit = 1000
 // slash commands on a terminal, or plain lines from a pipe so that scripts
 // can drive `domo chat`.
 type Editor struct {
+	out   io.Writer
 	rl    *readline.Instance // nil when the Term is not a TTY
 	plain *bufio.Reader      // reads t.In when the Term is not a TTY
 }
@@ -72,7 +73,7 @@ func NewEditor(t *Term, historyPath string, completions []string) (*Editor, erro
 		// which does not keep the mode prepareHistory set.
 		os.Chmod(historyPath, 0o600)
 	}
-	return &Editor{rl: rl}, nil
+	return &Editor{out: t.Out, rl: rl}, nil
 }
 
 // prepareHistory creates the history file, private to the user, so that
@@ -102,6 +103,9 @@ func (e *Editor) ReadLine(prompt string) (string, error) {
 	}
 	e.rl.SetPrompt(prompt)
 	line, err := e.rl.ReadLine()
+	// The line ended in raw mode, where a newline does not return the
+	// carriage: without this, what follows starts mid-line.
+	io.WriteString(e.out, "\r")
 	if errors.Is(err, readline.ErrInterrupt) {
 		return "", ErrInterrupt
 	}

@@ -356,7 +356,11 @@ func (r *REPL) callLine(c agent.ToolCall, res toolgate.Result) string {
 	head := c.Name + " " + args
 	switch {
 	case res.Status == "ok":
-		return r.style(okStyle, "✓ ") + r.style(dimStyle, head+" ("+res.Duration.Round(time.Millisecond).String()+")")
+		took := "<1ms"
+		if res.Duration >= time.Millisecond {
+			took = res.Duration.Round(time.Millisecond).String()
+		}
+		return r.style(okStyle, "✓ ") + r.style(dimStyle, head+" ("+took+")")
 	default:
 		first, _, _ := strings.Cut(strings.TrimSpace(res.Text), "\n")
 		if len(first) > 160 {

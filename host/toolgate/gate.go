@@ -194,7 +194,10 @@ func (g *Gate) Call(ctx context.Context, c Call) Result {
 	ev.Rule = d.Rule
 	if d.Verdict != policy.Allow {
 		status, text := audit.StatusDenied, denial(c.Name, pt, d, by, reason)
-		if by == "policy" && policy.Blocked(g.Policy(), pt) {
+		switch {
+		case cancel:
+			status, text = audit.StatusCanceled, fmt.Sprintf("The user cancelled the request at the permission prompt for %s; stop here.", c.Name)
+		case by == "policy" && policy.Blocked(g.Policy(), pt):
 			status = audit.StatusBlocked
 		}
 		res := g.refuse(ev, pt, status, by, d.Rule, text)

@@ -368,7 +368,7 @@ func TestGatePrompts(t *testing.T) {
 	t.Run("cancel ends the turn", func(t *testing.T) {
 		p := &prompter{answers: []policy.Answer{policy.AnswerCancel}}
 		r := newRig(t, rigOptions{prompter: p})
-		if res := r.call(t, "write", `{"path":"a"}`); !res.Cancel || res.Status != audit.StatusDenied {
+		if res := r.call(t, "write", `{"path":"a"}`); !res.Cancel || res.Status != audit.StatusCanceled {
 			t.Errorf("got %+v", res)
 		}
 	})

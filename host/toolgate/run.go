@@ -138,8 +138,8 @@ func denial(name string, pt policy.Tool, d policy.Decision, by, reason string) s
 		return fmt.Sprintf("%s was denied: it needs the user's permission (%s) and there is no terminal to ask on. To allow it, run again with --allow %s, or `domo permissions set %s always`.", name, d.Rule, pt.Group, pt.Group)
 	case "user":
 		msg := fmt.Sprintf("The user denied %s.", name)
-		if reason != "" {
-			msg += " Their reason: " + reason
+		if reason = strings.TrimSpace(reason); reason != "" {
+			msg += " Their reason: " + strings.TrimRight(reason, ".!") + "."
 		}
 		return msg + " Do not retry it; continue without it or ask the user."
 	}

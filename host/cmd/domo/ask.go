@@ -67,12 +67,9 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	}
 	var prompter toolgate.Prompter
 	if t.TTY {
-		ed, err := chat.NewEditor(t, "", nil)
-		if err != nil {
-			return err
-		}
-		defer ed.Close()
-		prompter = chat.NewAsker(t, ed)
+		var done func()
+		prompter, done = e.prompter()
+		defer done()
 	}
 	h, err := startHost(ctx, e, sf, lf, prompter, "domo ask")
 	if err != nil {

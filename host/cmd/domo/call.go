@@ -57,7 +57,9 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if !json.Valid([]byte(raw)) {
 		return fmt.Errorf("%w: arguments are not valid JSON: %s", errUsage, oneLine(raw, 80))
 	}
-	s, err := openSession(ctx, e, sf, e.prompter(), "domo call "+name)
+	prompter, done := e.prompter()
+	defer done()
+	s, err := openSession(ctx, e, sf, prompter, "domo call "+name)
 	if err != nil {
 		return err
 	}

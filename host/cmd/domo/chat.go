@@ -61,6 +61,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	}
 	defer h.Close()
 
+	banner := h.banner(ctx)
 	// Ctrl-C cancels the running answer, not the program: chat takes
 	// SIGINT over from main's context while it runs.
 	signal.Reset(os.Interrupt)
@@ -70,7 +71,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 
 	repl := &chat.REPL{
 		T: t, Ed: ed, Agent: h.agent, Host: h.slashHost(e),
-		Interrupts: intr, Think: *think, Banner: h.banner(ctx),
+		Interrupts: intr, Think: *think, Banner: banner,
 	}
 	return repl.Run(ctx)
 }

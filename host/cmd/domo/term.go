@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/domo-agent/domo/host/chat"
 	"github.com/domo-agent/domo/host/toolgate"
 )
 
@@ -15,10 +16,18 @@ func isTerminal(r any) bool {
 }
 
 // prompter returns who answers permission prompts: the person at the
-// terminal, or nobody (nil) when input or output is not a terminal.
-func (e *env) prompter() toolgate.Prompter {
-	if !isTerminal(e.stdin) || !isTerminal(e.stdout) {
-		return nil
+// terminal, or nobody (nil) when input or output is not a terminal. The
+// caller runs done when it no longer needs it.
+func (e *env) prompter() (p toolgate.Prompter, done func()) {
+	in, okIn := e.stdin.(*os.File)
+	out, okOut := e.stdout.(*os.File)
+	if !okIn || !okOut || !isTerminal(in) || !isTerminal(out) {
+		return nil, func() {}
 	}
-	return nil
+	t := chat.NewTerm(in, out)
+	ed, err := chat.NewEditor(t, "", nil)
+	if err != nil {
+		return nil, func() {}
+	}
+	return chat.NewAsker(t, ed), func() { ed.Close() }
 }
