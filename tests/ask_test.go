@@ -1,11 +1,8 @@
 package tests
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,26 +48,10 @@ func newHostHome(t *testing.T, llmURL string, servers map[string]any, extra map[
 // run runs the built domo with the home's environment and no terminal.
 func (h hostHome) run(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(testenv.Binary(t, "domo"), args...)
-	cmd.Env = append(os.Environ(),
-		"HOME="+h.dir,
-		"XDG_CONFIG_HOME="+filepath.Join(h.dir, "config"),
-		"XDG_STATE_HOME="+filepath.Join(h.dir, "state"),
-		"DOMO_CONFIG=", "DOMO_AUDIT_LOG=", "DOMO_MODE=", "DOMO_LLM_BASE_URL=", "DOMO_LLM_MODEL=",
+	return runDomoWith(t, h.dir, []string{
+		"DOMO_MODE=", "DOMO_LLM_BASE_URL=", "DOMO_LLM_MODEL=",
 		"OPENAI_BASE_URL=http://127.0.0.1:9/v1", "OPENAI_API_KEY=sk-leak-test",
-	)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Stdin = strings.NewReader(stdin)
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	}, strings.NewReader(stdin), args...)
 }
 
 // events lists the audit log's events as "kind tool decided_by status",

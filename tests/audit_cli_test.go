@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,13 @@ import (
 // runDomo runs the built domo binary with a private XDG environment.
 func runDomo(t *testing.T, home string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runDomoWith(t, home, nil, nil, args...)
+}
+
+// runDomoWith runs the built domo with home as its HOME and XDG
+// directories, env added, and stdin as its input (nil: none).
+func runDomoWith(t *testing.T, home string, env []string, stdin io.Reader, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command(testenv.Binary(t, "domo"), args...)
 	cmd.Env = append(os.Environ(),
 		"HOME="+home,
@@ -24,8 +32,9 @@ func runDomo(t *testing.T, home string, args ...string) (stdout, stderr string, 
 		"XDG_STATE_HOME="+filepath.Join(home, "state"),
 		"DOMO_CONFIG=", "DOMO_AUDIT_LOG=",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errb, nil
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errb, stdin
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/domo-agent/domo/audit"
 	"github.com/domo-agent/domo/host/mcpclient"
+	"github.com/domo-agent/domo/internal/textdist"
 	"github.com/domo-agent/domo/policy"
 )
 
@@ -155,7 +156,7 @@ func unknownTool(name string, cat []mcpclient.Tool) string {
 	}
 	var all []scored
 	for _, t := range cat {
-		all = append(all, scored{t.Name, distance(name, t.Name)})
+		all = append(all, scored{t.Name, textdist.Levenshtein(name, t.Name)})
 	}
 	slices.SortStableFunc(all, func(a, b scored) int { return a.d - b.d })
 	var names []string
@@ -166,25 +167,4 @@ func unknownTool(name string, cat []mcpclient.Tool) string {
 		return fmt.Sprintf("there is no tool named %q, and no tools are available.", name)
 	}
 	return fmt.Sprintf("there is no tool named %q. Closest tools: %s.", name, strings.Join(names, ", "))
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

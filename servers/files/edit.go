@@ -13,6 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/domo-agent/domo/internal/textdist"
 	"github.com/domo-agent/domo/servers/internal/mcpkit"
 )
 
@@ -451,7 +452,7 @@ func closestLine(ctx context.Context, lines, oldKeys []string) string {
 		if k == "" || (best >= 0 && max(len(k)-len(want), len(want)-len(k)) >= bestDist) {
 			continue
 		}
-		if d := editDistance(k, want); best < 0 || d < bestDist {
+		if d := textdist.Levenshtein(k, want); best < 0 || d < bestDist {
 			best, bestDist = i, d
 		}
 	}
@@ -484,25 +485,4 @@ func closestLine(ctx context.Context, lines, oldKeys []string) string {
 		}
 	}
 	return fmt.Sprintf("its first line is line %d, but the blank lines around it differ", best+1)
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
