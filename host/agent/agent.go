@@ -146,13 +146,6 @@ func (a *Agent) Reset() {
 	}
 }
 
-// Turns returns the number of turns taken in this conversation.
-func (a *Agent) Turns() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.turn
-}
-
 // Turn answers one user message. The route may be forced (RouteChat, for
 // "/chat …"); "" lets the router choose. Cancelling ctx stops the turn and
 // every call in flight; what was said so far stays in the history.

@@ -326,7 +326,7 @@ func (r *REPL) turn(ctx context.Context, text string, route agent.Route) {
 	stream.Flush()
 	switch {
 	case errors.Is(err, agent.ErrNoModel):
-		r.printf("%s\n", r.style(errStyle, "No language model is available. "+noModelHint))
+		r.printf("%s\n", r.style(errStyle, "No language model is available. "+NoModelHint))
 	case err != nil:
 		r.printf("%s\n", r.style(errStyle, Clean(err.Error())))
 	case res.Stopped == "cancelled":
@@ -341,11 +341,8 @@ func (r *REPL) turn(ctx context.Context, text string, route agent.Route) {
 	}
 }
 
-// noModelHint says how to get a model, for the REPL and `domo ask`.
-const noModelHint = "Start one (ollama serve; LM Studio's local server; llama-server -m MODEL.gguf --port 8080) or point Domo at one with DOMO_LLM_BASE_URL or llm.base_url in the config. Slash commands and `domo call` work without one."
-
-// NoModelHint is noModelHint for other packages.
-func NoModelHint() string { return noModelHint }
+// NoModelHint says how to get a model.
+const NoModelHint = "Start one (ollama serve; LM Studio's local server; llama-server -m MODEL.gguf --port 8080) or point Domo at one with DOMO_LLM_BASE_URL or llm.base_url in the config. Slash commands and `domo call` work without one."
 
 // callLine is the one line shown after a tool call.
 func (r *REPL) callLine(c agent.ToolCall, res toolgate.Result) string {

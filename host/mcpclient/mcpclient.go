@@ -252,13 +252,11 @@ func findCommand(name string) (string, error) {
 // goes on.
 type Status struct {
 	Name     string
-	Config   config.Server
 	State    State
 	Err      error // why it failed, or why it last died
 	PID      int
 	Tools    []mcp.Tool
 	Restarts int
-	Stderr   string // the tail of its stderr
 }
 
 // Servers returns a snapshot of every server, sorted by name.
@@ -267,7 +265,7 @@ func (sup *Supervisor) Servers() []Status {
 	defer sup.mu.Unlock()
 	out := make([]Status, 0, len(sup.servers))
 	for _, s := range sup.servers {
-		st := Status{Name: s.Name, Config: s.Config, State: s.State, Err: s.Err, Tools: s.Tools, Restarts: s.Restarts, Stderr: s.StderrTail()}
+		st := Status{Name: s.Name, State: s.State, Err: s.Err, Tools: s.Tools, Restarts: s.Restarts}
 		if c := s.cmd(); c != nil && c.Process != nil && s.State == StateReady {
 			st.PID = c.Process.Pid
 		}

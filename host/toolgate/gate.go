@@ -202,7 +202,6 @@ func (g *Gate) Call(ctx context.Context, c Call) Result {
 		}
 		res := g.refuse(ev, pt, status, by, d.Rule, text)
 		res.Cancel = cancel
-		res.Decision = d
 		return res
 	}
 	dev := ev

@@ -3,6 +3,7 @@ package toolgate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/domo-agent/domo/policy"
 )
@@ -27,8 +28,4 @@ type Prompter interface {
 }
 
 // ErrNoTerminal is returned by a Prompter that has nobody to ask.
-var ErrNoTerminal = errNoTerminal{}
-
-type errNoTerminal struct{}
-
-func (errNoTerminal) Error() string { return "no terminal to ask on" }
+var ErrNoTerminal = errors.New("no terminal to ask on")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,9 +26,7 @@ Flags:
 `
 
 func runAsk(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("domo ask", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() { fmt.Fprint(e.stderr, askUsage) }
+	fs := newFlagSet(e, "ask", askUsage)
 	var sf sessionFlags
 	var lf llmFlags
 	addHostFlags(fs, &sf, &lf)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -26,9 +25,7 @@ Flags:
 `
 
 func runCall(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("domo call", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() { fmt.Fprint(e.stderr, callUsage) }
+	fs := newFlagSet(e, "call", callUsage)
 	var sf sessionFlags
 	fs.Var(&sf, "allow", "")
 	fs.StringVar(&sf.mode, "mode", "", "")
@@ -57,9 +54,13 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if !json.Valid([]byte(raw)) {
 		return fmt.Errorf("%w: arguments are not valid JSON: %s", errUsage, oneLine(raw, 80))
 	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
 	prompter, done := e.prompter()
 	defer done()
-	s, err := openSession(ctx, e, sf, prompter, "domo call "+name)
+	s, err := openSession(ctx, e, cfg, sf, prompter, "domo call "+name)
 	if err != nil {
 		return err
 	}

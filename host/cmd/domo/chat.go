@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -25,9 +23,7 @@ Flags:
 `
 
 func runChat(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("domo chat", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() { fmt.Fprint(e.stderr, chatUsage) }
+	fs := newFlagSet(e, "chat", chatUsage)
 	var sf sessionFlags
 	var lf llmFlags
 	addHostFlags(fs, &sf, &lf)

@@ -61,7 +61,7 @@ func startHost(ctx context.Context, e *env, sf sessionFlags, lf llmFlags, prompt
 		defer close(found)
 		h.model, h.modelErr = openModel(ctx, cfg.LLM, lf)
 	}()
-	s, err := openSessionWith(ctx, e, cfg, sf, prompter, what)
+	s, err := openSession(ctx, e, cfg, sf, prompter, what)
 	<-found
 	if err != nil {
 		return nil, err
@@ -123,7 +123,7 @@ func (h *host) banner(ctx context.Context) string {
 	} else {
 		fmt.Fprintf(&b, "Domo %s · no language model: %s", version, strings.TrimSpace(chat.Clean(h.modelErr.Error())))
 		if !strings.Contains(h.modelErr.Error(), "DOMO_LLM_BASE_URL") {
-			b.WriteString("\n" + chat.NoModelHint())
+			b.WriteString("\n" + chat.NoModelHint)
 		}
 	}
 	var ready, broken []string

@@ -131,10 +131,15 @@ func subcommand(e *env, command, def, usage string, args []string) (string, *fla
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
 	}
-	fs := flag.NewFlagSet("domo "+command+" "+sub, flag.ContinueOnError)
+	return sub, newFlagSet(e, command+" "+sub, usage), args
+}
+
+// newFlagSet makes a command's flag set, which prints usage on -h.
+func newFlagSet(e *env, name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet("domo "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() { fmt.Fprint(e.stderr, usage) }
-	return sub, fs, args
+	return fs
 }
 
 // printJSON writes v as indented JSON.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/domo-agent/domo/audit"
@@ -45,16 +46,7 @@ func (f *sessionFlags) String() string { return strings.Join(f.allow, ",") }
 
 // openSession loads the config, opens the audit log, starts the servers
 // and builds the gate. what names the command in the session_start event.
-func openSession(ctx context.Context, e *env, f sessionFlags, prompter toolgate.Prompter, what string) (*session, error) {
-	cfg, err := e.config()
-	if err != nil {
-		return nil, err
-	}
-	return openSessionWith(ctx, e, cfg, f, prompter, what)
-}
-
-// openSessionWith is openSession with the config already loaded.
-func openSessionWith(ctx context.Context, e *env, cfg config.Config, f sessionFlags, prompter toolgate.Prompter, what string) (*session, error) {
+func openSession(ctx context.Context, e *env, cfg config.Config, f sessionFlags, prompter toolgate.Prompter, what string) (*session, error) {
 	if f.mode != "" {
 		cfg.Permissions.Mode = policy.Mode(f.mode)
 		if err := cfg.Validate(); err != nil {
@@ -63,7 +55,7 @@ func openSessionWith(ctx context.Context, e *env, cfg config.Config, f sessionFl
 	}
 	known := cfg.Permissions.KnownGroups()
 	for _, g := range f.allow {
-		if !strings.HasPrefix(g, "mcp.") && !containsString(known, g) {
+		if !strings.HasPrefix(g, "mcp.") && !slices.Contains(known, g) {
 			return nil, fmt.Errorf("%w: --allow %s: unknown group; groups: %s, or mcp.SERVER", errUsage, g, strings.Join(known, ", "))
 		}
 	}
@@ -106,13 +98,4 @@ func newSessionID() string {
 	b := make([]byte, 6)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
