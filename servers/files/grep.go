@@ -118,8 +118,8 @@ func (s *Server) grepFiles() mcpkit.Tool {
 		},
 		mcpkit.Title("Search file contents"),
 		mcpkit.InputSchema(func(sc *jsonschema.Schema) {
-			setInt(sc, "context_lines", 0, maxGrepContext, 0)
-			setInt(sc, "max_matches", 1, maxGrepMatches, defaultGrepMatches)
+			mcpkit.SetInt(sc, "context_lines", 0, maxGrepContext, 0)
+			mcpkit.SetInt(sc, "max_matches", 1, maxGrepMatches, defaultGrepMatches)
 			one := 1.0
 			sc.Properties["max_file_bytes"].Minimum = &one
 			sc.Properties["max_file_bytes"].Default = []byte(fmt.Sprint(defaultGrepFileSize))

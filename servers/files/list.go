@@ -140,25 +140,6 @@ func counts(files, dirs, links, others int) string {
 	return s
 }
 
-// setInt sets bounds and a default on an integer property.
-func setInt(s *jsonschema.Schema, prop string, lo, hi, def int) {
-	p := s.Properties[prop]
-	l, h := float64(lo), float64(hi)
-	p.Minimum, p.Maximum = &l, &h
-	p.Default = json.RawMessage(fmt.Sprint(def))
-}
-
-// setEnum restricts a string property to values, the first being the
-// default.
-func setEnum(s *jsonschema.Schema, prop string, values ...string) {
-	p := s.Properties[prop]
-	p.Enum = nil
-	for _, v := range values {
-		p.Enum = append(p.Enum, v)
-	}
-	p.Default = json.RawMessage(fmt.Sprintf("%q", values[0]))
-}
-
 type listDirArgs struct {
 	Path       string `json:"path" jsonschema:"directory to list, absolute or relative to an allowed directory"`
 	SortBy     string `json:"sort_by,omitempty" jsonschema:"order of the entries: name (A to Z, the default), size (largest first) or modified (newest first)"`
@@ -220,7 +201,7 @@ func (s *Server) listDirectory() mcpkit.Tool {
 		},
 		mcpkit.Title("List directory"),
 		mcpkit.InputSchema(func(sc *jsonschema.Schema) {
-			setEnum(sc, "sort_by", "name", "size", "modified")
+			mcpkit.SetEnum(sc, "sort_by", "name", "size", "modified")
 			sh := sc.Properties["show_hidden"]
 			sh.Types, sh.Type = nil, "boolean"
 			sh.Default = json.RawMessage("true")
@@ -369,8 +350,8 @@ func (s *Server) directoryTree() mcpkit.Tool {
 		},
 		mcpkit.Title("Directory tree"),
 		mcpkit.InputSchema(func(sc *jsonschema.Schema) {
-			setInt(sc, "max_depth", 1, maxTreeDepth, defaultTreeDepth)
-			setInt(sc, "max_entries", 1, maxTreeEntries, defaultTreeEntries)
+			mcpkit.SetInt(sc, "max_depth", 1, maxTreeDepth, defaultTreeDepth)
+			mcpkit.SetInt(sc, "max_entries", 1, maxTreeEntries, defaultTreeEntries)
 		}),
 	)
 }

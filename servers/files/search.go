@@ -169,8 +169,8 @@ func (s *Server) searchFiles() mcpkit.Tool {
 		},
 		mcpkit.Title("Search files by name"),
 		mcpkit.InputSchema(func(sc *jsonschema.Schema) {
-			setInt(sc, "max_results", 1, maxSearchResults, defaultSearchResults)
-			setEnum(sc, "type", "any", "file", "directory")
+			mcpkit.SetInt(sc, "max_results", 1, maxSearchResults, defaultSearchResults)
+			mcpkit.SetEnum(sc, "type", "any", "file", "directory")
 			sc.Properties["pattern"].MinLength = jsonschema.Ptr(1)
 		}),
 	)

@@ -297,3 +297,22 @@ func Text(s string) *mcp.CallToolResult { return mcp.NewToolResultText(s) }
 func Structured(text string, v any) *mcp.CallToolResult {
 	return mcp.NewToolResultStructured(v, text)
 }
+
+// SetInt bounds an integer property of a schema to lo..hi with default def.
+func SetInt(s *jsonschema.Schema, prop string, lo, hi, def int) {
+	p := s.Properties[prop]
+	l, h := float64(lo), float64(hi)
+	p.Minimum, p.Maximum = &l, &h
+	p.Default = json.RawMessage(fmt.Sprint(def))
+}
+
+// SetEnum restricts a string property to values, the first being the
+// default.
+func SetEnum(s *jsonschema.Schema, prop string, values ...string) {
+	p := s.Properties[prop]
+	p.Enum = nil
+	for _, v := range values {
+		p.Enum = append(p.Enum, v)
+	}
+	p.Default = json.RawMessage(fmt.Sprintf("%q", values[0]))
+}

@@ -1,0 +1,105 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/domo-agent/domo/servers/internal/mcpkit/mcpkittest"
+)
+
+// openStore opens a store in a temporary directory, its clock at now.
+func openStore(t testing.TB, emb *Embeddings) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// newClient serves store to an in-process MCP client.
+func newClient(t testing.TB, s *Store) *client.Client {
+	t.Helper()
+	srv, err := NewServer(s).MCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mcpkittest.Client(t, srv)
+}
+
+// call calls a tool and returns its text and whether it is an error.
+func call(t testing.TB, c *client.Client, name string, args any) (string, bool) {
+	t.Helper()
+	res := mcpkittest.Call(t, c, name, args)
+	return mcpkittest.Text(res), res.IsError
+}
+
+// callJSON calls a tool that must succeed and decodes its structured content.
+func callJSON[T any](t testing.TB, c *client.Client, name string, args any) T {
+	t.Helper()
+	res := mcpkittest.Call(t, c, name, args)
+	if res.IsError {
+		t.Fatalf("%s %v: %s", name, args, mcpkittest.Text(res))
+	}
+	var v T
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: structured content %s: %v", name, b, err)
+	}
+	return v
+}
+
+func TestAnnotations(t *testing.T) {
+	srv, err := NewServer(nil).MCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpkittest.CheckAnnotations(t, srv)
+	destructive := map[string]bool{"memory_forget": true, "memory_update": true}
+	for _, tool := range srv.Tools {
+		a := tool.Def.Annotations
+		name := tool.Def.Name
+		if got := *a.DestructiveHint; got != destructive[name] {
+			t.Errorf("%s: destructiveHint = %v, want %v", name, got, destructive[name])
+		}
+		if *a.OpenWorldHint {
+			t.Errorf("%s: openWorldHint is true; memory reaches nothing but its database", name)
+		}
+	}
+}
+
+func TestSchemas(t *testing.T) {
+	srv, err := NewServer(nil).MCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpkittest.Snapshot(t, srv)
+}
+
+func TestRememberRecallRoundTrip(t *testing.T) {
+	s := openStore(t, nil)
+	c := newClient(t, s)
+	out := callJSON[rememberResult](t, c, "memory_remember", map[string]any{
+		"text": "The user's boss is Sarah Chen.", "tags": []string{"work"}, "entities": []string{"Sarah Chen"},
+	})
+	if len(out.Results) != 1 || out.Results[0].Status != "created" {
+		t.Fatalf("remember = %+v", out)
+	}
+	r := callJSON[Recall](t, c, "memory_recall", map[string]any{"query": "who is my boss?"})
+	if len(r.Memories) != 1 || r.Memories[0].ID != out.Results[0].ID {
+		t.Fatalf("recall = %+v", r)
+	}
+	text, isErr := call(t, c, "memory_recall", map[string]any{"query": "who is my boss?"})
+	if isErr || !strings.Contains(text, "["+out.Results[0].ID+"] fact · "+time.Now().Format(time.DateOnly)+" · The user's boss is Sarah Chen. #work (about Sarah Chen)") {
+		t.Errorf("pack = %s", text)
+	}
+	_ = mcp.CallToolResult{}
+}
