@@ -3,7 +3,6 @@ package memory
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -244,7 +243,7 @@ func (s *Store) embedPending(ctx context.Context, max int) (int, error) {
 // embedded. A model whose vectors have another size replaces the index.
 func (s *Store) storeVectors(ctx context.Context, ids []int64, texts []string, vs [][]float32) error {
 	dim := strconv.Itoa(len(vs[0]))
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *txn) error {
 		model, err := setting(ctx, tx, "embeddings_model")
 		if err != nil {
 			return err
@@ -257,9 +256,10 @@ func (s *Store) storeVectors(ctx context.Context, ids []int64, texts []string, v
 			if model != "" {
 				slog.Info("embedding model changed; re-embedding every memory", "was", model+"/"+size, "now", s.embed.cfg.Model+"/"+dim)
 			}
-			if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS memory_vec; CREATE VIRTUAL TABLE memory_vec USING vec1;
-				UPDATE memories SET embedded = 0 WHERE embedded = 1`); err != nil {
-				return err
+			for _, q := range []string{`DROP TABLE IF EXISTS memory_vec`, `CREATE VIRTUAL TABLE memory_vec USING vec1`, `UPDATE memories SET embedded = 0 WHERE embedded = 1`} {
+				if _, err := tx.Tx.ExecContext(ctx, q); err != nil {
+					return err
+				}
 			}
 			if err := setSetting(ctx, tx, "embeddings_model", s.embed.cfg.Model); err != nil {
 				return err

@@ -57,7 +57,7 @@ func (s *Store) Link(ctx context.Context, links []Link, remove bool) ([]LinkOutc
 		}
 	}
 	out := make([]LinkOutcome, len(links))
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *txn) error {
 		now := s.millis()
 		for i, l := range links {
 			out[i].Link = l.String()
@@ -144,11 +144,11 @@ func (s *Store) Entities(ctx context.Context, q EntityQuery) ([]*Entity, int, er
 		}
 		var search []string
 		for _, t := range terms {
-			search = append(search, `"`+strings.TrimPrefix(t.stem, "-")+`"`)
+			search = append(search, `"`+t.stem+`"`)
 		}
 		if len(search) > 0 {
 			or = append(or, `e.id IN (SELECT me.entity_id FROM memory_entities me WHERE me.memory_id IN
-				(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT 200))`)
+				(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT 500))`)
 			args = append(args, strings.Join(search, " OR "))
 		}
 		conds = append(conds, "("+strings.Join(or, " OR ")+")")
@@ -227,7 +227,7 @@ func (s *Store) Entities(ctx context.Context, q EntityQuery) ([]*Entity, int, er
 // memories that were about them alone. It reports the entities found and
 // the memories deleted.
 func (s *Store) ForgetEntities(ctx context.Context, names []string) (entities, memories []string, missing []string, err error) {
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *txn) error {
 		entities, memories, missing = nil, nil, nil
 		for _, n := range names {
 			n = strings.Join(strings.Fields(n), " ")
@@ -356,7 +356,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, source string) (*Import
 		links = append(links, l)
 	}
 	res := &ImportResult{Entities: len(ents), Relations: len(links)}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *txn) error {
 		*res = ImportResult{Entities: len(ents), Relations: len(links)}
 		now := s.millis()
 		for _, g := range ents {
@@ -407,7 +407,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, source string) (*Import
 
 // importObservation stores one observation as a memory about entity eid,
 // reusing a memory with the same text.
-func (s *Store) importObservation(ctx context.Context, tx *sql.Tx, eid int64, entity, text, source string, now int64) (bool, error) {
+func (s *Store) importObservation(ctx context.Context, tx *txn, eid int64, entity, text, source string, now int64) (bool, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return false, nil
@@ -433,9 +433,7 @@ func (s *Store) importObservation(ctx context.Context, tx *sql.Tx, eid int64, en
 		if id, err = res.LastInsertId(); err != nil {
 			return false, err
 		}
-		if err := insertShingles(ctx, tx, id, shingles(text)); err != nil {
-			return false, err
-		}
+		s.vocab.added(indexTerms(text, nil, []string{entity}))
 		created = true
 	case err != nil:
 		return false, err

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"slices"
 	"strings"
@@ -12,7 +11,7 @@ import (
 // Forget deletes memories by id and reports which existed. Ids that do not
 // exist are returned in missing, not treated as an error.
 func (s *Store) Forget(ctx context.Context, ids []int64) (forgotten, missing []string, err error) {
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *txn) error {
 		forgotten, missing = nil, nil
 		for _, id := range ids {
 			ok, err := deleteMemory(ctx, tx, id)
@@ -30,7 +29,7 @@ func (s *Store) Forget(ctx context.Context, ids []int64) (forgotten, missing []s
 	return forgotten, missing, err
 }
 
-func deleteMemory(ctx context.Context, tx *sql.Tx, id int64) (bool, error) {
+func deleteMemory(ctx context.Context, tx *txn, id int64) (bool, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE id = ?`, id)
 	if err != nil {
 		return false, err
@@ -38,21 +37,14 @@ func deleteMemory(ctx context.Context, tx *sql.Tx, id int64) (bool, error) {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, nil
 	}
-	for _, q := range []string{
-		`DELETE FROM memories_fts WHERE rowid = ?`,
-		`DELETE FROM shingles WHERE memory_id = ?`,
-	} {
-		if _, err := tx.ExecContext(ctx, q, id); err != nil {
-			return false, err
-		}
-	}
+	tx.unindex(id)
 	if err := deleteVector(ctx, tx, id); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-func deleteVector(ctx context.Context, tx *sql.Tx, id int64) error {
+func deleteVector(ctx context.Context, tx *txn, id int64) error {
 	var exists int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'memory_vec'`).Scan(&exists); err != nil || exists == 0 {
 		return err
@@ -77,7 +69,7 @@ type Change struct {
 // Update edits memory id and returns it as it now is.
 func (s *Store) Update(ctx context.Context, id int64, c Change) (*Memory, error) {
 	var out *Memory
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *txn) error {
 		m, err := loadMemory(ctx, tx, id)
 		if err != nil {
 			return err
@@ -125,14 +117,6 @@ func (s *Store) Update(ctx context.Context, id int64, c Change) (*Memory, error)
 			nm.Text, nm.Kind, strings.Join(nm.Tags, " "), *nm.Importance, nm.Sensitivity, occurred, now, fingerprint(nm.Text), nm.Text, id)
 		if err != nil {
 			return err
-		}
-		if nm.Text != m.Text {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM shingles WHERE memory_id = ?`, id); err != nil {
-				return err
-			}
-			if err := insertShingles(ctx, tx, id, shingles(nm.Text)); err != nil {
-				return err
-			}
 		}
 		if c.Entities != nil {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM memory_entities WHERE memory_id = ?`, id); err != nil {

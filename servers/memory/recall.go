@@ -2,7 +2,7 @@ package memory
 
 import (
 	"context"
-	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -43,6 +43,7 @@ const (
 // queryTerm is one distinct content word of a query.
 type queryTerm struct {
 	stem string
+	df   int
 	idf  float64
 }
 
@@ -81,10 +82,7 @@ func (s *Store) recall(ctx context.Context, o RecallOptions, mark bool) (*Recall
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range found {
-			c.lexical = 0.7 * coverage(terms, c.m)
-		}
-		cands = append(cands, found...)
+		cands = append(cands, score(terms, memoriesOf(found))...)
 		if sims != nil {
 			out.Mode = "hybrid"
 		}
@@ -153,9 +151,8 @@ func semantic(sim float64) float64 {
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-// queryTerms stems the query's content words and weighs each by rarity.
-// Terms in more than a third of a large database are dropped when rarer
-// terms remain: they cost the most to rank and tell the least.
+// queryTerms stems the query's distinct content words (at most 16) and
+// weighs each by rarity (BM25's idf).
 func (s *Store) queryTerms(ctx context.Context, qwords []string) ([]queryTerm, error) {
 	var stems []string
 	for _, w := range qwords {
@@ -164,54 +161,21 @@ func (s *Store) queryTerms(ctx context.Context, qwords []string) ([]queryTerm, e
 			stems = append(stems, st)
 		}
 	}
+	if len(stems) > 16 {
+		stems = stems[:16]
+	}
 	if len(stems) == 0 {
 		return nil, nil
 	}
-	if len(stems) > 32 {
-		stems = stems[:32]
-	}
-	n, err := s.count(ctx)
+	df, n, err := s.vocab.stats(ctx, s.db, stems)
 	if err != nil {
-		return nil, err
-	}
-	args := make([]any, len(stems))
-	for i, st := range stems {
-		args[i] = st
-	}
-	df := map[string]int{}
-	rows, err := s.db.QueryContext(ctx, `SELECT term, doc FROM memories_vocab WHERE term IN (`+placeholders(len(args))+`)`, args...)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var t string
-		var d int
-		if err := rows.Scan(&t, &d); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		df[t] = d
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	terms := make([]queryTerm, 0, len(stems))
 	for _, st := range stems {
-		d := df[st]
+		d := min(df[st], n)
 		idf := math.Log(1 + (float64(n)-float64(d)+0.5)/(float64(d)+0.5))
-		terms = append(terms, queryTerm{stem: st, idf: idf})
-	}
-	if n >= 1000 {
-		rare := slices.DeleteFunc(slices.Clone(terms), func(t queryTerm) bool { return df[t.stem]*3 > n })
-		if len(rare) > 0 && len(rare) < len(terms) {
-			// Keep their weight in coverage, but do not search by them.
-			for i := range terms {
-				if df[terms[i].stem]*3 > n {
-					terms[i].stem = "-" + terms[i].stem
-				}
-			}
-		}
+		terms = append(terms, queryTerm{stem: st, df: d, idf: idf})
 	}
 	return terms, nil
 }
@@ -221,106 +185,176 @@ type candidate struct {
 	lexical float64
 }
 
-// ftsCandidates are the memories matching any searched term, best BM25
-// first, each with its lexical relevance.
+// How many rows each candidate search reads at most. Ranking every match
+// of a common word costs time in proportion to its matches (FTS5's own
+// bm25() does exactly that); these searches read the newest matches only,
+// so a recall costs about the same in a database of any size.
+const (
+	allTermsRows  = 80  // memories holding every term
+	rareTermsRows = 120 // memories holding one of the rarest terms
+	anyTermRows   = 60  // when those find too little: memories holding any term
+	rareBudget    = 3000
+)
+
+// ftsCandidates finds the memories that match the query's terms: those
+// with all of them, those with one of the rarest, and, when that is not
+// enough, those with any; then scores each by term coverage and BM25.
 func (s *Store) ftsCandidates(ctx context.Context, terms []queryTerm, f Filter) ([]*candidate, error) {
-	var search []string
-	for _, t := range terms {
-		if !strings.HasPrefix(t.stem, "-") {
-			search = append(search, `"`+t.stem+`"`)
-		}
-	}
-	if len(search) == 0 {
+	if len(terms) == 0 {
 		return nil, nil
 	}
-	where, args := f.where()
-	// Column weights: text, tags, entities, dates.
-	q := `SELECT ` + memoryColumns + `, c.r FROM (
-			SELECT rowid, bm25(memories_fts, 1.0, 0.6, 1.2, 0.8) AS r FROM memories_fts
-			WHERE memories_fts MATCH ? ORDER BY r LIMIT ?
-		) c JOIN memories m ON m.id = c.rowid WHERE ` + where + ` ORDER BY c.r`
-	limit := ftsCandidates
+	scale := 1
 	if len(f.Kinds)+len(f.Tags) > 0 || !f.Since.IsZero() || !f.Until.IsZero() || f.Source != "" {
-		limit = -1 // a narrow filter may reject the best matches
+		scale = 8 // a narrow filter rejects many matches
 	}
-	rows, err := s.db.QueryContext(ctx, q, append([]any{strings.Join(search, " OR "), limit}, args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("full-text search: %w", err)
+	byRarity := slices.Clone(terms)
+	slices.SortStableFunc(byRarity, func(a, b queryTerm) int { return a.df - b.df })
+	quoted := func(ts []queryTerm, op string) string {
+		q := make([]string, len(ts))
+		for i, t := range ts {
+			q[i] = `"` + t.stem + `"`
+		}
+		return strings.Join(q, op)
 	}
-	defer rows.Close()
-	var out []*candidate
-	best := 0.0
-	for rows.Next() {
-		var (
-			m                  Memory
-			tags               string
-			created, updated   int64
-			occurred, recalled sql.NullInt64
-			r                  float64
-		)
-		if err := rows.Scan(&m.rowid, &m.Text, &m.Kind, &tags, &m.Importance, &m.Sensitivity, &m.Source, &created, &updated, &occurred, &recalled, &r); err != nil {
+	seen := map[int64]bool{}
+	var ids []int64
+	search := func(match string, limit int) error {
+		st, err := s.reads.stmt(ctx, s.db, `SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?`)
+		if err != nil {
+			return err
+		}
+		rows, err := st.QueryContext(ctx, match, limit*scale)
+		if err != nil {
+			return fmt.Errorf("full-text search: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+		return rows.Err()
+	}
+	if len(terms) > 1 {
+		if err := search(quoted(terms, " AND "), allTermsRows); err != nil {
 			return nil, err
 		}
-		fillMemory(&m, tags, created, updated, occurred, recalled)
-		x := -r
-		if x > best {
-			best = x
-		}
-		out = append(out, &candidate{m: &m, lexical: x})
-		if len(out) >= ftsCandidates {
-			break
-		}
 	}
-	if err := rows.Err(); err != nil {
+	rare, budget := 1, byRarity[0].df
+	for rare < len(byRarity) && budget+byRarity[rare].df <= rareBudget {
+		budget += byRarity[rare].df
+		rare++
+	}
+	if err := search(quoted(byRarity[:rare], " OR "), rareTermsRows); err != nil {
 		return nil, err
 	}
-	if err := loadEntityNames(ctx, s.db, memoriesOf(out)); err != nil {
+	if len(ids) < 50 && rare < len(byRarity) {
+		if err := search(quoted(byRarity, " OR "), anyTermRows); err != nil {
+			return nil, err
+		}
+	}
+	ms, err := s.loadMemories(ctx, ids, f)
+	if err != nil {
 		return nil, err
 	}
-	for _, c := range out {
-		rel := 0.0
-		if best > 0 {
-			rel = c.lexical / best
-		}
-		c.lexical = 0.7*coverage(terms, c.m) + 0.3*rel
-	}
-	return out, nil
+	return score(terms, ms), nil
 }
 
-func memoriesOf(cs []*candidate) []*Memory {
-	ms := make([]*Memory, len(cs))
-	for i, c := range cs {
-		ms[i] = c.m
+// loadMemories loads the memories with the given ids that pass the
+// filter, with their entities.
+func (s *Store) loadMemories(ctx context.Context, ids []int64, f Filter) ([]*Memory, error) {
+	if len(ids) == 0 {
+		return nil, nil
 	}
-	return ms
+	list, _ := json.Marshal(ids)
+	where, args := f.where()
+	st, err := s.reads.stmt(ctx, s.db, `SELECT `+memoryColumns+` FROM memories m WHERE m.id IN (SELECT value FROM json_each(?)) AND `+where)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, append([]any{string(list)}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := scanAll(rows)
+	if err != nil {
+		return nil, err
+	}
+	return ms, loadEntityNames(ctx, s.db, ms)
 }
 
-// coverage is the share of the query's rarity-weighted terms that the
-// memory contains, in its text, tags, entities or date.
-func coverage(terms []queryTerm, m *Memory) float64 {
-	have := map[string]bool{}
-	add := func(s string) {
-		for _, w := range words(s) {
-			have[stem(w)] = true
+// BM25's parameters, as FTS5 and most engines use them, and the weight of
+// each part of a memory.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+var fieldWeights = struct{ text, tags, entities, dates float64 }{1.0, 0.6, 1.2, 0.8}
+
+// score gives each memory its lexical relevance: mostly the share of the
+// query's rarity-weighted terms it holds (absolute, so the relevance gate
+// means the same in every database), partly BM25 relative to the best.
+func score(terms []queryTerm, ms []*Memory) []*candidate {
+	out := make([]*candidate, len(ms))
+	bm := make([]float64, len(ms))
+	lens := make([]int, len(ms))
+	tfs := make([]map[string]float64, len(ms))
+	total := 0
+	for i, m := range ms {
+		tf := map[string]float64{}
+		add := func(s string, w float64) int {
+			ws := words(s)
+			for _, x := range ws {
+				tf[stem(x)] += w
+			}
+			return len(ws)
 		}
+		lens[i] = add(m.Text, fieldWeights.text)
+		add(strings.Join(m.Tags, " "), fieldWeights.tags)
+		add(strings.Join(m.Entities, " "), fieldWeights.entities)
+		if !m.Occurred.IsZero() {
+			add(dateWords(m.Occurred), fieldWeights.dates)
+		}
+		tfs[i] = tf
+		total += lens[i]
 	}
-	add(m.Text)
-	add(strings.Join(m.Tags, " "))
-	add(strings.Join(m.Entities, " "))
-	if !m.Occurred.IsZero() {
-		add(dateWords(m.Occurred))
+	avg := 1.0
+	if len(ms) > 0 && total > 0 {
+		avg = float64(total) / float64(len(ms))
 	}
-	var got, all float64
+	best := 0.0
+	var all float64
 	for _, t := range terms {
 		all += t.idf
-		if have[strings.TrimPrefix(t.stem, "-")] {
+	}
+	for i, m := range ms {
+		var got float64
+		for _, t := range terms {
+			tf := tfs[i][t.stem]
+			if tf == 0 {
+				continue
+			}
 			got += t.idf
+			bm[i] += t.idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(lens[i])/avg))
+		}
+		best = max(best, bm[i])
+		out[i] = &candidate{m: m}
+		if all > 0 {
+			out[i].lexical = 0.7 * got / all
 		}
 	}
-	if all == 0 {
-		return 0
+	for i := range out {
+		if best > 0 {
+			out[i].lexical += 0.3 * bm[i] / best
+		}
 	}
-	return got / all
+	return out
 }
 
 // markRecalled records when memories were last recalled.
@@ -334,16 +368,16 @@ func (s *Store) markRecalled(ctx context.Context, ms []*Memory) error {
 		args = append(args, m.rowid)
 		m.Recalled = time.UnixMilli(now)
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `UPDATE memories SET recalled = ?, recall_count = recall_count + 1 WHERE id IN (`+placeholders(len(ms))+`)`, args...)
 		return err
 	})
 }
 
-func (s *Store) count(ctx context.Context) (int, error) {
-	var n int
-	// The sequence is an upper bound that costs nothing to read; the
-	// weights it feeds need no exact count.
-	err := s.db.QueryRowContext(ctx, `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'memories'), 0)`).Scan(&n)
-	return n, err
+func memoriesOf(cs []*candidate) []*Memory {
+	ms := make([]*Memory, len(cs))
+	for i, c := range cs {
+		ms[i] = c.m
+	}
+	return ms
 }

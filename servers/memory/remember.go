@@ -130,14 +130,61 @@ func (s *Store) Remember(ctx context.Context, ms []NewMemory) ([]Outcome, error)
 		}
 	}
 	out := make([]Outcome, len(ms))
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *txn) error {
 		now := s.millis()
+		// First every lookup, then every write: FTS5 flushes pending
+		// writes into a new segment before each query, so interleaving
+		// them would leave a segment per memory.
+		dups := make([]int64, len(ms))
+		fps := make([]string, len(ms))
+		terms := make([][]string, len(ms))
+		sameAs := make([]int, len(ms)) // index of an earlier memory in the batch it duplicates, or -1
+		byFP := map[string]int{}
 		for i, m := range ms {
-			o, err := s.rememberOne(ctx, tx, m, now)
+			fps[i], terms[i], sameAs[i] = fingerprint(m.Text), termSet(m.Text), -1
+			if j, ok := byFP[fps[i]]; ok {
+				sameAs[i] = j
+				continue
+			}
+			byFP[fps[i]] = i
+			for j := i - 1; j >= 0 && j >= i-64; j-- {
+				if jaccard(terms[i], terms[j]) >= nearDuplicate {
+					sameAs[i] = j
+					break
+				}
+			}
+			if sameAs[i] >= 0 {
+				continue
+			}
+			id, err := s.findDuplicate(ctx, tx, fps[i], terms[i])
 			if err != nil {
 				return err
 			}
-			out[i] = o
+			dups[i] = id
+		}
+		ids := make([]int64, len(ms))
+		for i, m := range ms {
+			dup := dups[i]
+			if j := sameAs[i]; j >= 0 {
+				dup = ids[j]
+			}
+			var err error
+			if dup != 0 {
+				old, err := loadMemory(ctx, tx, dup)
+				if err != nil {
+					return err
+				}
+				out[i], err = s.merge(ctx, tx, old, m, fps[i], now)
+				if err != nil {
+					return err
+				}
+				ids[i] = dup
+				continue
+			}
+			out[i], ids[i], err = s.insert(ctx, tx, m, fps[i], now)
+			if err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -148,60 +195,61 @@ func (s *Store) Remember(ctx context.Context, ms []NewMemory) ([]Outcome, error)
 	return out, nil
 }
 
-func (s *Store) rememberOne(ctx context.Context, tx *sql.Tx, m NewMemory, now int64) (Outcome, error) {
-	fp := fingerprint(m.Text)
-	sh := shingles(m.Text)
-	dup, err := findDuplicate(ctx, tx, m.Text, fp, sh)
-	if err != nil {
-		return Outcome{}, err
-	}
-	if dup != nil {
-		return s.merge(ctx, tx, dup, m, fp, sh, now)
-	}
+// insert stores a new memory.
+func (s *Store) insert(ctx context.Context, tx *txn, m NewMemory, fp string, now int64) (Outcome, int64, error) {
 	var occurred any
 	if !m.Occurred.IsZero() {
 		occurred = m.Occurred.UnixMilli()
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO memories(text, kind, tags, source, importance, sensitivity, created, updated, occurred, fingerprint)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.Text, m.Kind, strings.Join(m.Tags, " "), m.Source, *m.Importance, m.Sensitivity, now, now, occurred, fp)
+	var id int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO memories(text, kind, tags, source, importance, sensitivity, created, updated, occurred, fingerprint)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		m.Text, m.Kind, strings.Join(m.Tags, " "), m.Source, *m.Importance, m.Sensitivity, now, now, occurred, fp).Scan(&id)
 	if err != nil {
-		return Outcome{}, err
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return Outcome{}, err
-	}
-	if err := insertShingles(ctx, tx, id, sh); err != nil {
-		return Outcome{}, err
+		return Outcome{}, 0, err
 	}
 	if err := linkEntities(ctx, tx, id, m.Entities, now); err != nil {
-		return Outcome{}, err
+		return Outcome{}, 0, err
 	}
-	if err := indexMemory(ctx, tx, id, false); err != nil {
-		return Outcome{}, err
+	if err := insertIndex(ctx, tx, id, m.Text, m.Tags, m.Entities, m.Occurred); err != nil {
+		return Outcome{}, 0, err
 	}
-	return Outcome{ID: formatID(id), Status: "created"}, nil
+	s.vocab.added(indexTerms(m.Text, m.Tags, m.Entities))
+	return Outcome{ID: formatID(id), Status: "created"}, id, nil
 }
 
-// findDuplicate returns the stored memory m.Text nearly duplicates, if any:
-// first by fingerprint, then among memories sharing a min-hash.
-func findDuplicate(ctx context.Context, tx *sql.Tx, text, fp string, sh []int64) (*Memory, error) {
+// findDuplicate returns the stored memory whose terms overlap terms by at
+// least nearDuplicate, if any: first by fingerprint, then among memories
+// holding one of the k+1 rarest terms, where k = ⌊|terms|/5⌋ is how many
+// of them a memory that overlaps by 80% can miss. The search reads at most
+// 16 memories, oldest first; when the rarest terms are common words a
+// near-duplicate can be missed, and the memory is added as new.
+func (s *Store) findDuplicate(ctx context.Context, tx *txn, fp string, terms []string) (int64, error) {
 	var id int64
 	err := tx.QueryRowContext(ctx, `SELECT id FROM memories WHERE fingerprint = ? ORDER BY id LIMIT 1`, fp).Scan(&id)
 	if err == nil {
-		return loadMemory(ctx, tx, id)
+		return id, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return nil, err
+		return 0, err
 	}
-	if len(sh) == 0 {
-		return nil, nil
+	if len(terms) == 0 {
+		return 0, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT m.id, m.text FROM shingles s JOIN memories m ON m.id = s.memory_id
-		WHERE s.hash IN (?, ?, ?, ?) LIMIT 64`, sh[0], sh[1], sh[2], sh[3])
+	df, _, err := s.vocab.stats(ctx, s.db, terms)
 	if err != nil {
-		return nil, err
+		return 0, err
+	}
+	byRarity := slices.Clone(terms)
+	slices.SortStableFunc(byRarity, func(a, b string) int { return df[a] - df[b] })
+	var or []string
+	for _, t := range byRarity[:len(terms)/5+1] {
+		or = append(or, `"`+t+`"`)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.id = f.rowid
+		WHERE memories_fts MATCH ? LIMIT 16`, "text : ("+strings.Join(or, " OR ")+")")
+	if err != nil {
+		return 0, err
 	}
 	best, bestID := 0.0, int64(0)
 	for rows.Next() {
@@ -209,24 +257,18 @@ func findDuplicate(ctx context.Context, tx *sql.Tx, text, fp string, sh []int64)
 		var ctext string
 		if err := rows.Scan(&cid, &ctext); err != nil {
 			rows.Close()
-			return nil, err
+			return 0, err
 		}
-		if j := jaccard(text, ctext); j >= nearDuplicate && (j > best || j == best && cid < bestID) {
+		if j := jaccard(terms, termSet(ctext)); j >= nearDuplicate && (j > best || j == best && cid < bestID) {
 			best, bestID = j, cid
 		}
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if bestID == 0 {
-		return nil, nil
-	}
-	return loadMemory(ctx, tx, bestID)
+	return bestID, rows.Err()
 }
 
 // merge folds m into the stored near-duplicate old.
-func (s *Store) merge(ctx context.Context, tx *sql.Tx, old *Memory, m NewMemory, fp string, sh []int64, now int64) (Outcome, error) {
+func (s *Store) merge(ctx context.Context, tx *txn, old *Memory, m NewMemory, fp string, now int64) (Outcome, error) {
 	tags := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(old.Tags), m.Tags...))))
 	importance := max(old.Importance, *m.Importance)
 	sensitivity := old.Sensitivity
@@ -257,14 +299,6 @@ func (s *Store) merge(ctx context.Context, tx *sql.Tx, old *Memory, m NewMemory,
 	if err != nil {
 		return Outcome{}, err
 	}
-	if old.Text != m.Text {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM shingles WHERE memory_id = ?`, old.rowid); err != nil {
-			return Outcome{}, err
-		}
-		if err := insertShingles(ctx, tx, old.rowid, sh); err != nil {
-			return Outcome{}, err
-		}
-	}
 	if err := linkEntities(ctx, tx, old.rowid, newEntities, now); err != nil {
 		return Outcome{}, err
 	}
@@ -274,18 +308,9 @@ func (s *Store) merge(ctx context.Context, tx *sql.Tx, old *Memory, m NewMemory,
 	return Outcome{ID: old.ID, Status: "updated", Merged: old.Text}, nil
 }
 
-func insertShingles(ctx context.Context, tx *sql.Tx, id int64, sh []int64) error {
-	for _, h := range sh {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO shingles(hash, memory_id) VALUES(?, ?)`, h, id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // linkEntities links memory id to entities by name, creating those that do
 // not exist yet.
-func linkEntities(ctx context.Context, tx *sql.Tx, id int64, names []string, now int64) error {
+func linkEntities(ctx context.Context, tx *txn, id int64, names []string, now int64) error {
 	for _, n := range names {
 		eid, err := ensureEntity(ctx, tx, n, "", now)
 		if err != nil {
@@ -300,7 +325,7 @@ func linkEntities(ctx context.Context, tx *sql.Tx, id int64, names []string, now
 
 // ensureEntity returns the id of the entity named name, creating it. A type
 // given for an entity that has none is recorded.
-func ensureEntity(ctx context.Context, tx *sql.Tx, name, typ string, now int64) (int64, error) {
+func ensureEntity(ctx context.Context, tx *txn, name, typ string, now int64) (int64, error) {
 	var id int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO entities(name, type, created, updated) VALUES(?, ?, ?, ?)
 		ON CONFLICT(name) DO UPDATE SET type = CASE WHEN entities.type = '' THEN excluded.type ELSE entities.type END
@@ -308,32 +333,25 @@ func ensureEntity(ctx context.Context, tx *sql.Tx, name, typ string, now int64) 
 	return id, err
 }
 
-// indexMemory (re)writes a memory's row in the full-text index from the
-// stored memory, its entities and the date it happened. The index holds
-// stems computed here rather than by an FTS5 tokenizer, so that queries,
-// term statistics and coverage scoring all use one stemmer.
-func indexMemory(ctx context.Context, tx *sql.Tx, id int64, replace bool) error {
-	if replace {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM memories_fts WHERE rowid = ?`, id); err != nil {
-			return err
-		}
-	}
-	var (
-		text, tags string
-		entities   sql.NullString
-		occurred   sql.NullInt64
-	)
-	err := tx.QueryRowContext(ctx, `SELECT m.text, m.tags, m.occurred,
-			(SELECT group_concat(e.name, ' ; ') FROM memory_entities me JOIN entities e ON e.id = me.entity_id WHERE me.memory_id = m.id)
-		FROM memories m WHERE m.id = ?`, id).Scan(&text, &tags, &occurred, &entities)
+// indexMemory queues a stored memory's row in the full-text index for
+// rewriting at the end of the transaction.
+func indexMemory(ctx context.Context, tx *txn, id int64, replace bool) error {
+	m, err := loadMemory(ctx, tx, id)
 	if err != nil {
 		return err
 	}
+	return insertIndex(ctx, tx, id, m.Text, m.Tags, m.Entities, m.Occurred)
+}
+
+// insertIndex queues a memory's row in the full-text index: its text,
+// tags, entities and the date it happened. The index holds stems computed
+// here rather than by an FTS5 tokenizer, so that queries, term statistics
+// and scoring all use one stemmer.
+func insertIndex(_ context.Context, tx *txn, id int64, text string, tags, entities []string, occurred time.Time) error {
 	dates := ""
-	if occurred.Valid {
-		dates = dateWords(time.UnixMilli(occurred.Int64))
+	if !occurred.IsZero() {
+		dates = dateWords(occurred)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO memories_fts(rowid, text, tags, entities, dates) VALUES(?, ?, ?, ?, ?)`,
-		id, stemmed(text), stemmed(tags), stemmed(entities.String), dates)
-	return err
+	tx.index(id, ftsRow{stemmed(text), stemmed(strings.Join(tags, " ")), stemmed(strings.Join(entities, " ; ")), dates})
+	return nil
 }

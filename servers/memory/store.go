@@ -31,6 +31,9 @@ type Store struct {
 	path string
 	now  func() time.Time
 
+	vocab vocabulary
+	reads stmtCache
+
 	embed   *embedder // nil without an embeddings endpoint
 	embedMu sync.Mutex
 	stop    context.CancelFunc
@@ -57,14 +60,6 @@ var migrations = []string{
 	);
 	CREATE INDEX memories_fingerprint ON memories(fingerprint);
 	CREATE INDEX memories_created ON memories(created);
-	CREATE INDEX memories_kind ON memories(kind, created);
-	CREATE INDEX memories_unembedded ON memories(id) WHERE embedded = 0;
-	CREATE TABLE shingles(
-		hash      INTEGER NOT NULL,
-		memory_id INTEGER NOT NULL,
-		PRIMARY KEY(hash, memory_id)
-	) WITHOUT ROWID;
-	CREATE INDEX shingles_memory ON shingles(memory_id);
 	CREATE TABLE entities(
 		id      INTEGER PRIMARY KEY AUTOINCREMENT,
 		name    TEXT NOT NULL UNIQUE COLLATE NOCASE,
@@ -139,6 +134,7 @@ func Open(ctx context.Context, path string, emb *Embeddings) (*Store, error) {
 		return nil, fmt.Errorf("memory database %s: %w", path, err)
 	}
 	_ = os.Chmod(path, 0o600)
+	s.vocab.warm(db)
 	if emb != nil && emb.URL != "" {
 		s.embed = newEmbedder(*emb)
 		bg, stop := context.WithCancel(context.Background())
@@ -160,7 +156,7 @@ func (s *Store) Close() error {
 func (s *Store) Path() string { return s.path }
 
 func (s *Store) migrate(ctx context.Context) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *txn) error {
 		var v int
 		if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 			return err
@@ -169,7 +165,8 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("schema version %d is newer than this domo-memory knows (%d); upgrade domo-memory", v, len(migrations))
 		}
 		for i := v; i < len(migrations); i++ {
-			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			// Several statements: run unprepared.
+			if _, err := tx.Tx.ExecContext(ctx, migrations[i]); err != nil {
 				return fmt.Errorf("migration %d: %w", i+1, err)
 			}
 		}
@@ -184,7 +181,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // write runs f in one immediate transaction, so a read-check-write inside
 // f cannot interleave with another process's. Busy errors that outlast the
 // busy timeout are retried a few times before giving up.
-func (s *Store) write(ctx context.Context, f func(tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, f func(tx *txn) error) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		err = s.writeOnce(ctx, f)
@@ -200,12 +197,17 @@ func (s *Store) write(ctx context.Context, f func(tx *sql.Tx) error) error {
 	return fmt.Errorf("the memory database stayed locked by another process: %w", err)
 }
 
-func (s *Store) writeOnce(ctx context.Context, f func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+func (s *Store) writeOnce(ctx context.Context, f func(tx *txn) error) error {
+	sqltx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
+	tx := newTxn(sqltx)
 	if err := f(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.flushIndex(ctx); err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -232,7 +234,7 @@ func setting(ctx context.Context, q querier, key string) (string, error) {
 	return v, err
 }
 
-func setSetting(ctx context.Context, tx *sql.Tx, key, value string) error {
+func setSetting(ctx context.Context, tx *txn, key, value string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
 	return err
 }

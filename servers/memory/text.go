@@ -3,15 +3,12 @@ package memory
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/kljensen/snowball/english"
 )
 
 // The kinds of memory.
@@ -99,63 +96,18 @@ func fingerprint(text string) string {
 	return strings.Join(slices.Compact(ws), " ")
 }
 
-// shingleSeeds give the min-hashes that find near-duplicate candidates: two
-// texts whose word sets overlap by 80% share at least one of four min-hashes
-// with probability above 0.99.
-var shingleSeeds = []uint64{0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f, 0x165667b19e3779f9, 0xd6e8feb86659fd93}
-
-func shingles(text string) []int64 {
-	ws := contentWords(text)
-	if len(ws) == 0 {
-		return nil
-	}
-	out := make([]int64, len(shingleSeeds))
-	for i, seed := range shingleSeeds {
-		min := ^uint64(0)
-		for _, w := range ws {
-			h := fnv.New64a()
-			h.Write([]byte(w))
-			v := mix(h.Sum64() ^ seed)
-			if v < min {
-				min = v
-			}
-		}
-		// The seed index in the low bits keeps the four hashes in separate
-		// spaces; the sign bit is cleared so the value fits SQLite's int64.
-		out[i] = int64((min&^0xf)>>1 | uint64(i))
-	}
-	return out
-}
-
-// mix is splitmix64's finalizer: it spreads a hash over all 64 bits.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
-
-// jaccard is the overlap of two texts' content-word sets.
-func jaccard(a, b string) float64 {
-	sa, sb := map[string]bool{}, map[string]bool{}
-	for _, w := range contentWords(a) {
-		sa[w] = true
-	}
-	for _, w := range contentWords(b) {
-		sb[w] = true
-	}
-	if len(sa) == 0 && len(sb) == 0 {
+// jaccard is the overlap of two sets of terms.
+func jaccard(a, b []string) float64 {
+	if len(a) == 0 && len(b) == 0 {
 		return 1
 	}
 	inter := 0
-	for w := range sa {
-		if sb[w] {
+	for _, t := range a {
+		if _, ok := slices.BinarySearch(b, t); ok {
 			inter++
 		}
 	}
-	return float64(inter) / float64(len(sa)+len(sb)-inter)
+	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
 // normalizeTags lowercases tags, turns spaces into dashes, drops empty ones
@@ -294,15 +246,3 @@ func dateWords(t time.Time) string {
 }
 
 var errEmptyText = errors.New("text is empty: say what to remember in a sentence")
-
-// stem reduces a lowercase word to its English stem ("running" → "run").
-func stem(w string) string { return english.Stem(w, true) }
-
-// stemmed is the text as the full-text index holds it: its words' stems.
-func stemmed(s string) string {
-	ws := words(s)
-	for i, w := range ws {
-		ws[i] = stem(w)
-	}
-	return strings.Join(ws, " ")
-}
