@@ -1,7 +1,8 @@
 // Package agent runs a conversation: it routes each user message to a path
 // (plain chat, or the tool loop; the lookup path joins them with the web
-// server), keeps the history inside the model's context window, and counts
-// the tokens each turn used.
+// server), keeps the history inside the model's context window, counts the
+// tokens each turn used, and, when memory is on, recalls what the user said
+// in earlier conversations and remembers what this one taught.
 //
 // It never calls a tool itself: every call goes through the Gate it is
 // given, and it never touches the terminal: the Events callbacks do.
@@ -49,6 +50,9 @@ type Options struct {
 	System string
 	// Now gives the time the system prompt states (default time.Now).
 	Now func() time.Time
+	// Session names the host session in the source of the memories a
+	// conversation leaves.
+	Session string
 }
 
 // ErrNoModel is returned by Turn when no LLM is configured or reachable.
@@ -93,6 +97,10 @@ type ToolCall struct {
 	Args string // JSON
 	// FromText is set when the model printed the call instead of sending it.
 	FromText bool
+	// ByHost marks a call the agent made on its own (recalling and
+	// remembering memories), not one the model asked for: a user interface
+	// need not list it among the turn's calls.
+	ByHost bool
 }
 
 // CallRecord is a call made in a turn and how it ended.
@@ -109,8 +117,11 @@ type Result struct {
 	Route  Route
 	Answer string
 	Calls  []CallRecord
-	Rounds int
-	Usage  Usage
+	// Memories are the ids of the memories recalled into the system
+	// prompt.
+	Memories []string
+	Rounds   int
+	Usage    Usage
 	// Stopped says why the turn ended early: "" (it finished), "limit",
 	// "cancelled" (Ctrl-C or the user cancelled at a prompt) or "aborted".
 	Stopped string
@@ -147,8 +158,10 @@ func (a *Agent) Reset() {
 }
 
 // Turn answers one user message. The route may be forced (RouteChat, for
-// "/chat …"); "" lets the router choose. Cancelling ctx stops the turn and
-// every call in flight; what was said so far stays in the history.
+// "/chat …"); "" lets the router choose. When memory is on, the memories
+// that bear on the message are recalled first, into the turn's system
+// prompt. Cancelling ctx stops the turn and every call in flight; what was
+// said so far stays in the history.
 func (a *Agent) Turn(ctx context.Context, text string, force Route, ev Events) (Result, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
@@ -164,6 +177,13 @@ func (a *Agent) Turn(ctx context.Context, text string, force Route, ev Events) (
 
 	t := &turn{agent: a, ev: ev, number: turnNo, started: time.Now()}
 	tools := a.offered()
+	if !t.recall(ctx, text, tools) || ctx.Err() != nil {
+		t.result.Stopped = "cancelled"
+		a.mu.Lock()
+		a.usage = append(a.usage, t.result.Usage)
+		a.mu.Unlock()
+		return t.result, nil
+	}
 	route, why := force, "asked for"
 	if route == "" {
 		route, why = a.route(ctx, text, tools, t)
@@ -205,8 +225,9 @@ func (a *Agent) offered() []mcpclient.Tool {
 	return a.opts.Gate.Offered()
 }
 
-// systemPrompt is the system message of every request.
-func (a *Agent) systemPrompt(tools bool) string {
+// systemPrompt is the system message of every request; memory is what
+// the turn recalled.
+func (a *Agent) systemPrompt(tools bool, memory string) string {
 	var b strings.Builder
 	b.WriteString(baseSystem)
 	if a.opts.System != "" {
@@ -216,6 +237,9 @@ func (a *Agent) systemPrompt(tools bool) string {
 	fmt.Fprintf(&b, "\n\nThe current time is %s.", a.opts.Now().Format("Monday 2 January 2006, 15:04 MST"))
 	if tools {
 		b.WriteString("\n\n" + toolsSystem)
+	}
+	if memory != "" {
+		b.WriteString("\n\n" + memorySystem + "\n" + memory)
 	}
 	if s := a.history.summary; s != "" {
 		b.WriteString("\n\nSummary of the earlier conversation:\n" + s)

@@ -92,7 +92,7 @@ func (a *Agent) prepare(ctx context.Context, t *turn, tools bool, specs []llm.To
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	size := func() int {
-		n := llm.EstimateTokens(a.systemPrompt(tools)) + toolTokens(specs)
+		n := llm.EstimateTokens(a.systemPrompt(tools, t.memory)) + toolTokens(specs)
 		for _, m := range a.history.messages() {
 			n += messageTokens(m)
 		}
@@ -104,7 +104,7 @@ func (a *Agent) prepare(ctx context.Context, t *turn, tools bool, specs []llm.To
 	if size() > budget && len(a.history.turns) > keepTurns {
 		a.condense(ctx, t, budget, size)
 	}
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: a.systemPrompt(tools)}}
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: a.systemPrompt(tools, t.memory)}}
 	msgs = append(msgs, a.history.messages()...)
 	return append(msgs, t.msgs...)
 }

@@ -20,6 +20,7 @@ type turn struct {
 	number  int
 	started time.Time
 	msgs    []llm.Message // this turn's messages, the user's first
+	memory  string        // the memories recalled for the system prompt
 	result  Result
 	intent  policy.Turn
 }

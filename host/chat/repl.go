@@ -31,6 +31,9 @@ type Host struct {
 	Model    func() string
 	Models   func(ctx context.Context) ([]string, error)
 	SetModel func(name string) error
+	// Memory runs one memory tool (memory_list, memory_recall,
+	// memory_forget, memory_stats) through the gate and writes its text.
+	Memory func(ctx context.Context, w io.Writer, tool string, args map[string]any) error
 }
 
 // Commands are the slash commands, for completion and /help.
@@ -42,6 +45,7 @@ var Commands = []struct{ Name, Help string }{
 	{"/permissions", "the permission mode and group policies"},
 	{"/usage", "tokens used per turn in this conversation"},
 	{"/model", "the model in use; /model NAME switches, /model list lists"},
+	{"/memory", "what Domo remembers: /memory [search WORDS | forget ID... | stats]"},
 	{"/audit", "the last audit events (/audit 20)"},
 	{"/think", "show or hide the model's reasoning"},
 	{"/chat", "answer without tools: /chat MESSAGE"},
@@ -93,11 +97,21 @@ func (r *REPL) printf(format string, args ...any) {
 }
 
 // Run reads and answers messages until /quit, Ctrl-D, a second Ctrl-C, or
-// the end of input.
+// the end of input; then, when memory is on, it remembers what the
+// conversation taught.
 func (r *REPL) Run(ctx context.Context) error {
 	if r.Banner != "" {
 		r.printf("%s\n", r.Banner)
 	}
+	if err := r.read(ctx); err != nil {
+		return err
+	}
+	r.remember(ctx)
+	return nil
+}
+
+// read is Run's loop.
+func (r *REPL) read(ctx context.Context) error {
 	var lastInterrupt time.Time
 	for !r.quit.Load() {
 		line, err := r.Ed.ReadLine(r.style(userStyle, "› "))
@@ -152,6 +166,7 @@ func (r *REPL) command(ctx context.Context, line string) {
 	case "/quit", "/exit", "/q":
 		r.quit.Store(true)
 	case "/new", "/clear", "/reset":
+		r.remember(ctx)
 		r.Agent.Reset()
 		r.printf("%s\n", r.style(dimStyle, "New conversation: history and session permissions cleared."))
 	case "/tools":
@@ -164,6 +179,8 @@ func (r *REPL) command(ctx context.Context, line string) {
 		r.usage()
 	case "/model":
 		r.model(ctx, arg)
+	case "/memory":
+		r.memory(ctx, arg)
 	case "/audit":
 		n := 10
 		if arg != "" {
@@ -243,17 +260,16 @@ func (r *REPL) model(ctx context.Context, arg string) {
 	}
 }
 
-// turn answers one message, streaming the answer and showing the tool
-// calls. Ctrl-C cancels it; a second Ctrl-C while it stops quits.
-func (r *REPL) turn(ctx context.Context, text string, route agent.Route) {
-	// A Ctrl-C that came while no turn ran (during startup or a slash
+// interruptible returns a context that the first Ctrl-C cancels; a
+// second one while the work stops quits. stop ends the watch.
+func (r *REPL) interruptible(ctx context.Context) (_ context.Context, stop func()) {
+	// A Ctrl-C that came while nothing ran (during startup or a slash
 	// command, or just after the last turn ended) was not meant for this
-	// one.
+	// work.
 	for len(r.Interrupts) > 0 {
 		<-r.Interrupts
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -272,8 +288,18 @@ func (r *REPL) turn(ctx context.Context, text string, route agent.Route) {
 			}
 		}
 	})
-	defer wg.Wait()
-	defer close(done)
+	return ctx, func() {
+		close(done)
+		wg.Wait()
+		cancel()
+	}
+}
+
+// turn answers one message, streaming the answer and showing the tool
+// calls. Ctrl-C cancels it; a second Ctrl-C while it stops quits.
+func (r *REPL) turn(ctx context.Context, text string, route agent.Route) {
+	ctx, stop := r.interruptible(ctx)
+	defer stop()
 
 	stream := r.T.NewStream()
 	spin := r.T.NewSpinner()
@@ -301,13 +327,23 @@ func (r *REPL) turn(ctx context.Context, text string, route agent.Route) {
 			stream.Flush()
 			spin.Stop()
 		},
-		ToolRunning: func(c agent.ToolCall) { spin.Start(c.Name) },
+		ToolRunning: func(c agent.ToolCall) {
+			if c.ByHost {
+				spin.Start("recalling")
+				return
+			}
+			spin.Start(c.Name)
+		},
 		ToolProgress: func(c agent.ToolCall, p mcpclient.Progress) {
 			spin.Progress(p.Progress, p.Total, p.Message)
 		},
 		ToolEnd: func(c agent.ToolCall, res toolgate.Result) {
 			spin.Stop()
-			r.printf("%s\n", r.callLine(c, res))
+			// The recall of memories at the start of a turn is not one of
+			// the model's calls; the answer cites what it used.
+			if !c.ByHost {
+				r.printf("%s\n", r.callLine(c, res))
+			}
 			spin.Start("thinking")
 		},
 		Limit: func(ctx context.Context, l agent.LimitReached) agent.LimitChoice {

@@ -18,11 +18,16 @@ const askUsage = `Usage: domo ask [flags] MESSAGE...
 Answers one message and exits. Input piped to standard input is added to
 the message (or is the message, when none is given). Without a terminal,
 a call that needs permission is denied, with a hint on how to allow it.
+When memory is on, what the user said in earlier conversations is
+recalled for the answer; the exchange itself is remembered only with
+--remember, as one asked question is rarely worth keeping.
 
 Flags:
 ` + hostFlagsHelp + `  --chat            answer without tools
   --json            print the answer, the route, the tool calls and the
                     token usage as JSON
+  --remember        afterwards, remember what the exchange taught about
+                    you (a memory_remember call, which asks by default)
 `
 
 func runAsk(ctx context.Context, e *env, args []string) error {
@@ -32,6 +37,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	addHostFlags(fs, &sf, &lf)
 	asJSON := fs.Bool("json", false, "")
 	chatOnly := fs.Bool("chat", false, "")
+	remember := fs.Bool("remember", false, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -88,7 +94,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 		ev.Content = stream.Write
 		ev.ToolEnd = func(c agent.ToolCall, res toolgate.Result) {
 			stream.Flush()
-			if res.IsError {
+			if res.IsError && !c.ByHost {
 				fmt.Fprintf(e.stderr, "domo: %s: %s\n", c.Name, oneLine(res.Text, 400))
 			}
 		}
@@ -98,16 +104,23 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	if stream != nil {
 		stream.Flush()
 	}
+	var remembered string
+	if *remember && err == nil && res.Stopped == "" {
+		remembered = rememberAsk(ctx, e, h.agent, ev, *asJSON)
+	}
 	if *asJSON {
 		out := struct {
-			Answer  string             `json:"answer"`
-			Route   agent.Route        `json:"route"`
-			Calls   []agent.CallRecord `json:"tool_calls"`
-			Rounds  int                `json:"rounds"`
-			Usage   agent.Usage        `json:"usage"`
-			Stopped string             `json:"stopped,omitempty"`
-			Error   string             `json:"error,omitempty"`
-		}{Answer: res.Answer, Route: res.Route, Calls: res.Calls, Rounds: res.Rounds, Usage: res.Usage, Stopped: res.Stopped}
+			Answer     string             `json:"answer"`
+			Route      agent.Route        `json:"route"`
+			Calls      []agent.CallRecord `json:"tool_calls"`
+			Memories   []string           `json:"memories,omitempty"`
+			Remembered string             `json:"remembered,omitempty"`
+			Rounds     int                `json:"rounds"`
+			Usage      agent.Usage        `json:"usage"`
+			Stopped    string             `json:"stopped,omitempty"`
+			Error      string             `json:"error,omitempty"`
+		}{Answer: res.Answer, Route: res.Route, Calls: res.Calls, Memories: res.Memories, Remembered: remembered,
+			Rounds: res.Rounds, Usage: res.Usage, Stopped: res.Stopped}
 		if out.Calls == nil {
 			out.Calls = []agent.CallRecord{}
 		}
@@ -132,4 +145,28 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 		return errQuiet
 	}
 	return nil
+}
+
+// rememberAsk stores what the exchange taught (--remember) and returns
+// what became of it, which it also writes to stderr unless the output is
+// JSON. A failure here does not fail the command: the answer was given.
+func rememberAsk(ctx context.Context, e *env, a *agent.Agent, ev agent.Events, asJSON bool) string {
+	got, err := a.Remember(ctx, agent.Events{Notice: ev.Notice})
+	var said string
+	switch {
+	case err != nil:
+		said = "nothing was remembered: " + err.Error()
+	case got.Skipped != "":
+		said = "nothing was remembered: " + got.Skipped
+	case got.Result.Status == "":
+		said = "nothing from this exchange needs remembering"
+	case got.Result.IsError:
+		said = "not remembered: " + strings.TrimSpace(got.Result.Text)
+	default:
+		said = "remembered:\n" + strings.TrimRight(got.Result.Text, "\n")
+	}
+	if !asJSON {
+		fmt.Fprintln(e.stderr, chat.Clean(said))
+	}
+	return said
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -67,7 +69,7 @@ func startHost(ctx context.Context, e *env, sf sessionFlags, lf llmFlags, prompt
 		return nil, err
 	}
 	h.session = s
-	opts := agent.Options{Gate: s.gate}
+	opts := agent.Options{Gate: s.gate, Session: s.id}
 	if h.model != nil {
 		opts.Model = h.model
 	}
@@ -175,6 +177,7 @@ func (h *host) slashHost(e *env) chat.Host {
 			}
 			return printLines(w, lines, false)
 		},
+		Memory: h.callMemory,
 	}
 	if h.model != nil {
 		ch.Model = func() string { return h.modelName(context.Background()) }
@@ -206,4 +209,41 @@ func printTools(w io.Writer, sup *mcpclient.Supervisor, cfg config.Config, decid
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(r.Name, 60), r.Server, r.Group, r.Risk, r.Decision, oneLine(r.Description, 60))
 	}
 	return tw.Flush()
+}
+
+// errMemoryOff answers /memory when memory is off.
+var errMemoryOff = errors.New(`memory is off (memory.enabled is false in the config, or DOMO_MEMORY=false): nothing is recalled or remembered and the memory server is not started; set "memory": {"enabled": true} with domo config edit to turn it on`)
+
+// callMemory runs one memory tool for /memory through the gate, as
+// `domo call` would, and writes its text.
+func (h *host) callMemory(ctx context.Context, w io.Writer, tool string, args map[string]any) error {
+	if !h.cfg.Memory.Enabled {
+		return errMemoryOff
+	}
+	name, ok := memoryToolName(h.sup, tool)
+	if !ok {
+		return fmt.Errorf("the memory server is not running, or has no %s: /servers says why", tool)
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	res := h.gate.Call(ctx, toolgate.Call{Name: name, Args: b})
+	text := strings.TrimRight(chat.Clean(res.Text), "\n")
+	if res.IsError || res.Status != audit.StatusOK {
+		return errors.New(text)
+	}
+	_, err = fmt.Fprintln(w, text)
+	return err
+}
+
+// memoryToolName is the catalogue name of the memory server's tool (it
+// carries a prefix when another server has a tool of the same name).
+func memoryToolName(sup *mcpclient.Supervisor, tool string) (string, bool) {
+	for _, t := range sup.Catalogue() {
+		if t.Server == memoryServer && t.Tool.Name == tool {
+			return t.Name, true
+		}
+	}
+	return "", false
 }

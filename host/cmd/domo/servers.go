@@ -17,7 +17,7 @@ func startServers(ctx context.Context, e *env) (*mcpclient.Supervisor, config.Co
 	if err != nil {
 		return nil, cfg, err
 	}
-	return mcpclient.Start(ctx, cfg.Servers, mcpclient.Options{Version: version}), cfg, nil
+	return mcpclient.Start(ctx, serversToStart(cfg), mcpclient.Options{Version: version}), cfg, nil
 }
 
 type serverRow struct {

@@ -71,7 +71,7 @@ func openSession(ctx context.Context, e *env, cfg config.Config, f sessionFlags,
 		log.Close()
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	s.sup = mcpclient.Start(ctx, cfg.Servers, mcpclient.Options{Version: version})
+	s.sup = mcpclient.Start(ctx, serversToStart(cfg), mcpclient.Options{Version: version})
 	path := e.configPath
 	s.gate = toolgate.New(toolgate.Options{
 		Servers:      s.sup,
@@ -87,6 +87,27 @@ func openSession(ctx context.Context, e *env, cfg config.Config, f sessionFlags,
 		Allow:   f.allow,
 	})
 	return s, nil
+}
+
+// memoryServer is the server whose tools the memory switch governs: the
+// catalogue gives the memory groups to its tools.
+const memoryServer = "memory"
+
+// serversToStart is the configured servers, with the memory server
+// disabled when memory is off: its tools could not be called anyway, and
+// nothing should hold the memory database open.
+func serversToStart(cfg config.Config) map[string]config.Server {
+	s, ok := cfg.Servers[memoryServer]
+	if cfg.Memory.Enabled || !ok || s.Disabled {
+		return cfg.Servers
+	}
+	out := make(map[string]config.Server, len(cfg.Servers))
+	for name, srv := range cfg.Servers {
+		out[name] = srv
+	}
+	s.Disabled = true
+	out[memoryServer] = s
+	return out
 }
 
 func (s *session) Close() {
