@@ -292,7 +292,7 @@ func (s *Store) storeVectors(ctx context.Context, ids []int64, texts []string, v
 // that were not candidates yet (found by meaning alone). It returns nil,
 // and recall stays BM25 alone, when the endpoint does not answer or no
 // memory has a vector of this model yet.
-func (s *Store) vectorCandidates(ctx context.Context, query string, f Filter, cands []*candidate) (map[int64]float64, []*candidate, error) {
+func (s *Store) vectorCandidates(ctx context.Context, query string, f Filter, cands []*Memory) (map[int64]float64, []*Memory, error) {
 	if !s.embed.available() {
 		return nil, nil, nil
 	}
@@ -327,14 +327,14 @@ func (s *Store) vectorCandidates(ctx context.Context, query string, f Filter, ca
 	rows.Close()
 	have := map[int64]bool{}
 	for _, c := range cands {
-		have[c.m.rowid] = true
+		have[c.rowid] = true
 	}
 	ids := make([]any, 0, len(cands)+len(near))
 	for _, c := range cands {
-		ids = append(ids, c.m.rowid)
+		ids = append(ids, c.rowid)
 	}
 	var extra []any
-	var found []*candidate
+	var found []*Memory
 	for _, id := range near {
 		if !have[id] {
 			ids = append(ids, id)
@@ -376,9 +376,7 @@ func (s *Store) vectorCandidates(ctx context.Context, query string, f Filter, ca
 		if err := loadEntityNames(ctx, s.db, ms); err != nil {
 			return nil, nil, err
 		}
-		for _, m := range ms {
-			found = append(found, &candidate{m: m})
-		}
+		found = ms
 	}
 	return sims, found, nil
 }

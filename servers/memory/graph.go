@@ -433,7 +433,7 @@ func (s *Store) importObservation(ctx context.Context, tx *txn, eid int64, entit
 		if id, err = res.LastInsertId(); err != nil {
 			return false, err
 		}
-		s.vocab.added(indexTerms(text, nil, []string{entity}))
+		tx.added = append(tx.added, indexTerms(text, nil, []string{entity}))
 		created = true
 	case err != nil:
 		return false, err

@@ -71,22 +71,23 @@ func (s *Store) recall(ctx context.Context, o RecallOptions, mark bool) (*Recall
 	if err != nil {
 		return nil, err
 	}
-	cands, err := s.ftsCandidates(ctx, terms, f)
+	ms, err := s.ftsCandidates(ctx, terms, f)
 	if err != nil {
 		return nil, err
 	}
 	var sims map[int64]float64
 	if s.embed != nil && strings.TrimSpace(o.Query) != "" {
-		var found []*candidate
-		sims, found, err = s.vectorCandidates(ctx, o.Query, f, cands)
+		var found []*Memory
+		sims, found, err = s.vectorCandidates(ctx, o.Query, f, ms)
 		if err != nil {
 			return nil, err
 		}
-		cands = append(cands, score(terms, memoriesOf(found))...)
+		ms = append(ms, found...)
 		if sims != nil {
 			out.Mode = "hybrid"
 		}
 	}
+	cands := score(terms, ms)
 	out.Candidates = len(cands)
 	now := s.now()
 	asks := map[string]bool{}
@@ -98,14 +99,20 @@ func (s *Store) recall(ctx context.Context, o RecallOptions, mark bool) (*Recall
 		if c.m.Sensitivity == Sensitive && !askedSensitive && !asksFor(asks, c.m) {
 			continue
 		}
-		rel := c.lexical
+		// Ranking uses BM25 relative to the best candidate; the gate does
+		// not, since the best candidate is "best" even when it is poor.
+		rel, gate := c.lexical(), c.lexicalGate()
 		if sims != nil {
-			rel = 0.55*c.lexical + 0.45*semantic(sims[c.m.rowid])
+			sem := semantic(sims[c.m.rowid])
+			// A paraphrase shares no word but can be the answer.
+			rel = max(0.55*rel+0.45*sem, 0.7*sem)
+			gate = max(0.55*gate+0.45*sem, 0.7*sem)
 		}
 		age := now.Sub(c.m.Updated).Hours() / 24
 		recency := math.Pow(0.5, max(age, 0)/halfLifeDays)
-		c.m.Score = round3(rel * (0.7 + 0.2*recency + 0.1*c.m.Importance))
-		if c.m.Score >= minScore {
+		weight := 0.7 + 0.2*recency + 0.1*c.m.Importance
+		c.m.Score = round3(rel * weight)
+		if gate*weight >= minScore {
 			out.Memories = append(out.Memories, c.m)
 		}
 	}
@@ -131,12 +138,12 @@ func (s *Store) recall(ctx context.Context, o RecallOptions, mark bool) (*Recall
 // topics: one of its tags, or a sensitive word it contains.
 func asksFor(asks map[string]bool, m *Memory) bool {
 	for _, t := range m.Tags {
-		if asks[t] {
+		if asks[t] || asks[stem(t)] {
 			return true
 		}
 	}
-	for w := range asks {
-		if sensitiveWords[w] {
+	for _, w := range words(m.Text) {
+		if sensitiveWords[w] && (asks[w] || asks[stem(w)]) {
 			return true
 		}
 	}
@@ -180,10 +187,17 @@ func (s *Store) queryTerms(ctx context.Context, qwords []string) ([]queryTerm, e
 	return terms, nil
 }
 
+// candidate is a memory with its lexical match: coverage is the share of
+// the query's rarity-weighted terms it holds (absolute, so the relevance
+// gate means the same in every database), bm25 its BM25 relative to the
+// best candidate.
 type candidate struct {
-	m       *Memory
-	lexical float64
+	m              *Memory
+	coverage, bm25 float64
 }
+
+func (c *candidate) lexical() float64     { return 0.7*c.coverage + 0.3*c.bm25 }
+func (c *candidate) lexicalGate() float64 { return 0.7*c.coverage + 0.3*c.coverage*c.bm25 }
 
 // How many rows each candidate search reads at most. Ranking every match
 // of a common word costs time in proportion to its matches (FTS5's own
@@ -199,7 +213,7 @@ const (
 // ftsCandidates finds the memories that match the query's terms: those
 // with all of them, those with one of the rarest, and, when that is not
 // enough, those with any; then scores each by term coverage and BM25.
-func (s *Store) ftsCandidates(ctx context.Context, terms []queryTerm, f Filter) ([]*candidate, error) {
+func (s *Store) ftsCandidates(ctx context.Context, terms []queryTerm, f Filter) ([]*Memory, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -258,11 +272,7 @@ func (s *Store) ftsCandidates(ctx context.Context, terms []queryTerm, f Filter) 
 			return nil, err
 		}
 	}
-	ms, err := s.loadMemories(ctx, ids, f)
-	if err != nil {
-		return nil, err
-	}
-	return score(terms, ms), nil
+	return s.loadMemories(ctx, ids, f)
 }
 
 // loadMemories loads the memories with the given ids that pass the
@@ -297,9 +307,7 @@ const (
 
 var fieldWeights = struct{ text, tags, entities, dates float64 }{1.0, 0.6, 1.2, 0.8}
 
-// score gives each memory its lexical relevance: mostly the share of the
-// query's rarity-weighted terms it holds (absolute, so the relevance gate
-// means the same in every database), partly BM25 relative to the best.
+// score measures each memory's lexical match with the query.
 func score(terms []queryTerm, ms []*Memory) []*candidate {
 	out := make([]*candidate, len(ms))
 	bm := make([]float64, len(ms))
@@ -346,12 +354,12 @@ func score(terms []queryTerm, ms []*Memory) []*candidate {
 		best = max(best, bm[i])
 		out[i] = &candidate{m: m}
 		if all > 0 {
-			out[i].lexical = 0.7 * got / all
+			out[i].coverage = got / all
 		}
 	}
 	for i := range out {
 		if best > 0 {
-			out[i].lexical += 0.3 * bm[i] / best
+			out[i].bm25 = bm[i] / best
 		}
 	}
 	return out
@@ -372,12 +380,4 @@ func (s *Store) markRecalled(ctx context.Context, ms []*Memory) error {
 		_, err := tx.ExecContext(ctx, `UPDATE memories SET recalled = ?, recall_count = recall_count + 1 WHERE id IN (`+placeholders(len(ms))+`)`, args...)
 		return err
 	})
-}
-
-func memoriesOf(cs []*candidate) []*Memory {
-	ms := make([]*Memory, len(cs))
-	for i, c := range cs {
-		ms[i] = c.m
-	}
-	return ms
 }

@@ -214,7 +214,7 @@ func (s *Store) insert(ctx context.Context, tx *txn, m NewMemory, fp string, now
 	if err := insertIndex(ctx, tx, id, m.Text, m.Tags, m.Entities, m.Occurred); err != nil {
 		return Outcome{}, 0, err
 	}
-	s.vocab.added(indexTerms(m.Text, m.Tags, m.Entities))
+	tx.added = append(tx.added, indexTerms(m.Text, m.Tags, m.Entities))
 	return Outcome{ID: formatID(id), Status: "created"}, id, nil
 }
 

@@ -211,7 +211,13 @@ func (s *Store) writeOnce(ctx context.Context, f func(tx *txn) error) error {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	for _, terms := range tx.added {
+		s.vocab.added(terms)
+	}
+	return nil
 }
 
 func isBusy(err error) bool {

@@ -66,7 +66,8 @@ var stopwords = func() map[string]bool {
 		you your yours he him his she her hers it its they them their theirs this that these those there here what
 		which who whom whose when where why how all any both each few more most other some such no nor not only own
 		same so than too very can will just should would could may might must shall s t d ll m re ve also get got
-		user users user's tell know remember recall please something anything thing things like`) {
+		user users user's tell know remember recall please something anything thing things like
+		often usually much many ever`) {
 		m[w] = true
 	}
 	return m

@@ -20,6 +20,10 @@ type txn struct {
 	// memory makes every later query slow.
 	fts      map[int64]*ftsRow // rows to (re)write; nil: remove only
 	ftsOrder []int64
+
+	// added holds the index terms of each new memory, counted in the
+	// term statistics once the transaction commits.
+	added [][]string
 }
 
 // ftsRow is a memory as the full-text index holds it.
