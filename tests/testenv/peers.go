@@ -14,6 +14,7 @@ var peerEntry = map[string]string{
 	"inspector":         "clients/launcher/build/index.js",
 	"server-everything": "dist/index.js",
 	"server-filesystem": "dist/index.js",
+	"server-memory":     "dist/index.js",
 }
 
 // Peers returns the tests/peers/node_modules directory after checking that
@@ -39,8 +40,9 @@ func Inspector(t testing.TB) []string {
 }
 
 // PeerServer returns the argv that starts one of the reference MCP servers,
-// "server-everything" or "server-filesystem"; append its own arguments (the
-// filesystem server takes the allowed directories).
+// "server-everything", "server-filesystem" or "server-memory"; append its own
+// arguments (the filesystem server takes the allowed directories; the memory
+// server takes none, but reads its file's path from MEMORY_FILE_PATH).
 func PeerServer(t testing.TB, name string) []string {
 	t.Helper()
 	entry, ok := peerEntry[name]
