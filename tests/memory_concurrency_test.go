@@ -174,6 +174,20 @@ func TestMemoryTwoProcesses(t *testing.T) {
 // not nil); a protocol error or an isError result is an error. Unlike
 // callOK it may run off the test's goroutine.
 func callTool(c *client.Client, tool string, args any, out any) error {
+	res, err := callResult(c, tool, args)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+// callResult calls a tool; a protocol error or an isError result is an
+// error.
+func callResult(c *client.Client, tool string, args any) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	req := mcp.CallToolRequest{}
@@ -181,16 +195,12 @@ func callTool(c *client.Client, tool string, args any, out any) error {
 	req.Params.Arguments = args
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
-		return fmt.Errorf("%s: %w", tool, err)
+		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
 	if res.IsError {
-		return fmt.Errorf("%s failed: %s", tool, resultText(res))
+		return nil, fmt.Errorf("%s failed: %s", tool, resultText(res))
 	}
-	if out != nil {
-		b, _ := json.Marshal(res.StructuredContent)
-		return json.Unmarshal(b, out)
-	}
-	return nil
+	return res, nil
 }
 
 func rememberOne(c *client.Client, args map[string]any) (string, error) {

@@ -428,17 +428,9 @@ func stdioClient(t *testing.T, argv, env []string, opts ...client.ClientOption) 
 // isError result.
 func callOK(t *testing.T, c *client.Client, tool string, args any) *mcp.CallToolResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := c.CallTool(ctx, req)
+	res, err := callResult(c, tool, args)
 	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
-	}
-	if res.IsError {
-		t.Fatalf("%s failed: %s", tool, resultText(res))
+		t.Fatal(err)
 	}
 	return res
 }
