@@ -417,13 +417,13 @@ func (s *Store) importObservation(ctx context.Context, tx *txn, eid int64, entit
 	created := false
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		m := NewMemory{Text: text, Source: source, Entities: []string{entity}}
+		half := 0.5
+		m := NewMemory{Text: text, Kind: "fact", Source: source, Importance: &half, Sensitivity: guessSensitivity(text, nil)}
 		// An imported observation is kept even when it holds what memory
-		// would not accept from a model (the user already stored it).
-		if err := m.prepare(); err != nil && !errors.Is(err, errEmptyText) {
-			m.Kind, m.Sensitivity = "fact", Sensitive
-			half := 0.5
-			m.Importance = &half
+		// would not accept from a model (the user already stored it), but
+		// one that holds a credential is kept out of prompts.
+		if checkSecrets(text) != nil {
+			m.Sensitivity = Sensitive
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO memories(text, kind, tags, source, importance, sensitivity, created, updated, fingerprint)
 			VALUES(?, ?, '', ?, ?, ?, ?, ?, ?)`, text, m.Kind, source, *m.Importance, m.Sensitivity, now, now, fingerprint(text))

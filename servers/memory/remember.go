@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Memory is one stored memory.
@@ -148,7 +149,7 @@ func (s *Store) Remember(ctx context.Context, ms []NewMemory) ([]Outcome, error)
 			}
 			byFP[fps[i]] = i
 			for j := i - 1; j >= 0 && j >= i-64; j-- {
-				if jaccard(terms[i], terms[j]) >= nearDuplicate {
+				if nearDup(m.Text, ms[j].Text, terms[i], terms[j]) {
 					sameAs[i] = j
 					break
 				}
@@ -156,7 +157,7 @@ func (s *Store) Remember(ctx context.Context, ms []NewMemory) ([]Outcome, error)
 			if sameAs[i] >= 0 {
 				continue
 			}
-			id, err := s.findDuplicate(ctx, tx, fps[i], terms[i])
+			id, err := s.findDuplicate(ctx, tx, m.Text, fps[i], terms[i])
 			if err != nil {
 				return err
 			}
@@ -224,7 +225,7 @@ func (s *Store) insert(ctx context.Context, tx *txn, m NewMemory, fp string, now
 // of them a memory that overlaps by 80% can miss. The search reads at most
 // 16 memories, oldest first; when the rarest terms are common words a
 // near-duplicate can be missed, and the memory is added as new.
-func (s *Store) findDuplicate(ctx context.Context, tx *txn, fp string, terms []string) (int64, error) {
+func (s *Store) findDuplicate(ctx context.Context, tx *txn, text, fp string, terms []string) (int64, error) {
 	var id int64
 	err := tx.QueryRowContext(ctx, `SELECT id FROM memories WHERE fingerprint = ? ORDER BY id LIMIT 1`, fp).Scan(&id)
 	if err == nil {
@@ -259,12 +260,54 @@ func (s *Store) findDuplicate(ctx context.Context, tx *txn, fp string, terms []s
 			rows.Close()
 			return 0, err
 		}
-		if j := jaccard(terms, termSet(ctext)); j >= nearDuplicate && (j > best || j == best && cid < bestID) {
+		if j := jaccard(terms, termSet(ctext)); j >= nearDuplicate && !differsInSpecifics(text, ctext, terms, termSet(ctext)) && (j > best || j == best && cid < bestID) {
 			best, bestID = j, cid
 		}
 	}
 	rows.Close()
 	return bestID, rows.Err()
+}
+
+// nearDup reports whether two texts say the same thing: their terms
+// overlap by nearDuplicate and they differ in no number or name.
+func nearDup(a, b string, ta, tb []string) bool {
+	return jaccard(ta, tb) >= nearDuplicate && !differsInSpecifics(a, b, ta, tb)
+}
+
+// differsInSpecifics reports whether the terms only one of two texts has
+// include a number or a name ("in Lisbon" against "in Osaka", "7 times"
+// against "15 times"): such texts state different facts, however much
+// else they share.
+func differsInSpecifics(a, b string, ta, tb []string) bool {
+	specific := func(text string) map[string]bool {
+		out := map[string]bool{}
+		for i, w := range strings.Fields(text) {
+			ws := words(w)
+			if len(ws) == 0 {
+				continue
+			}
+			r := []rune(strings.TrimLeft(w, "\"'([{"))
+			name := i > 0 && len(r) > 0 && unicode.IsUpper(r[0])
+			for _, x := range ws {
+				if name || strings.ContainsAny(x, "0123456789") {
+					out[stem(x)] = true
+				}
+			}
+		}
+		return out
+	}
+	sa, sb := specific(a), specific(b)
+	for _, t := range ta {
+		if _, ok := slices.BinarySearch(tb, t); !ok && (sa[t] || sb[t]) {
+			return true
+		}
+	}
+	for _, t := range tb {
+		if _, ok := slices.BinarySearch(ta, t); !ok && (sa[t] || sb[t]) {
+			return true
+		}
+	}
+	return false
 }
 
 // merge folds m into the stored near-duplicate old.

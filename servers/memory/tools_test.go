@@ -60,6 +60,19 @@ func TestNearDuplicatesUpdate(t *testing.T) {
 			t.Errorf("remember %q = %+v, want %s (first was %s)", tc.text, got, tc.status, first.Results[0].ID)
 		}
 	}
+	// Long sentences that differ in a name or a number are different facts.
+	base := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": "Ravi recommended a small Portuguese restaurant in Lisbon that serves grilled sardines every summer evening."})
+	for _, text := range []string{
+		"Ravi recommended a small Portuguese restaurant in Osaka that serves grilled sardines every summer evening.",
+		"Ravi recommended a small Portuguese restaurant in Lisbon that serves grilled sardines every summer evening since 2019.",
+	} {
+		if out := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": text}); out.Results[0].Status != "created" || out.Results[0].ID == base.Results[0].ID {
+			t.Errorf("remember %q = %+v, want a new memory", text, out.Results[0])
+		}
+	}
+	if out := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": "Ravi recommended a small Portuguese restaurant in Lisbon which serves grilled sardines every summer evening."}); out.Results[0].ID != base.Results[0].ID {
+		t.Errorf("a reworded sentence = %+v, want an update of %s", out.Results[0], base.Results[0].ID)
+	}
 	// Duplicates inside one batch merge too, and a merge keeps tags.
 	out := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"memories": []any{
 		map[string]any{"text": "Mia's school starts at 8:15 every weekday", "tags": []string{"family"}},
@@ -72,8 +85,8 @@ func TestNearDuplicatesUpdate(t *testing.T) {
 	if l.Total != 1 || strings.Join(l.Memories[0].Tags, ",") != "family,school" {
 		t.Errorf("merged memory = %+v", l.Memories)
 	}
-	if l := callJSON[listResult](t, c, "memory_list", map[string]any{}); l.Total != 3 {
-		t.Errorf("%d memories stored, want 3", l.Total)
+	if l := callJSON[listResult](t, c, "memory_list", map[string]any{}); l.Total != 6 {
+		t.Errorf("%d memories stored, want 6", l.Total)
 	}
 }
 
