@@ -35,7 +35,10 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	fs.IntVar(&o.rounds, "rounds", 3, "throughput rounds per server")
 	fs.IntVar(&o.auditLines, "audit-lines", 1_000_000, "lines in the audit log that queries and verify read")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the host part to this file")
-	only := fs.String("only", "", "run one part: files, audit or host")
+	fs.StringVar(&o.memorySizes, "memory-sizes", "10000,100000", "comma-separated numbers of memories the memory part stores")
+	fs.IntVar(&o.memoryQueries, "memory-queries", 200, "recall queries per size in the memory part")
+	fs.DurationVar(&o.memoryLimit, "memory-limit", 5*time.Minute, "time each memory server may spend storing, and again recalling, at each size")
+	only := fs.String("only", "", "run one part: files, audit, host or memory")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -51,7 +54,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	parts := []struct {
 		name string
 		run  func(ctx context.Context, w io.Writer, root, tmp string, o options) error
-	}{{"files", benchFiles}, {"audit", benchAudit}, {"host", benchHost}}
+	}{{"files", benchFiles}, {"audit", benchAudit}, {"host", benchHost}, {"memory", benchMemory}}
 	ran := false
 	for _, p := range parts {
 		if *only != "" && *only != p.name {
@@ -66,7 +69,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	if !ran {
-		return fmt.Errorf("-only %q: want files, audit or host", *only)
+		return fmt.Errorf("-only %q: want files, audit, host or memory", *only)
 	}
 	return nil
 }
@@ -75,6 +78,9 @@ type options struct {
 	starts, calls, rounds int
 	auditLines            int
 	cpuProfile            string
+	memorySizes           string
+	memoryQueries         int
+	memoryLimit           time.Duration
 }
 
 // benchFiles compares domo-files with the reference filesystem server.
@@ -150,6 +156,7 @@ func benchFiles(ctx context.Context, w io.Writer, root, tmp string, o options) e
 type server struct {
 	name string
 	argv []string
+	env  []string // added to the bench's own environment
 }
 
 // session is a minimal newline-delimited JSON-RPC client over a child's
@@ -163,6 +170,9 @@ type session struct {
 
 func start(ctx context.Context, s server) (*session, error) {
 	cmd := exec.CommandContext(ctx, s.argv[0], s.argv[1:]...)
+	if s.env != nil {
+		cmd.Env = append(os.Environ(), s.env...)
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
