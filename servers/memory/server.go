@@ -430,18 +430,33 @@ func orEmpty(s []string) []string {
 	return s
 }
 
+// page is which part of a long list a call wants.
+type page struct {
+	Limit  int `json:"limit,omitempty" jsonschema:"how many per page (default 20)"`
+	Offset int `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
+}
+
+func pageSchema(sc *jsonschema.Schema) {
+	mcpkit.SetInt(sc, "limit", 1, 200, 20)
+	sc.Properties["offset"].Minimum = ptr(0.0)
+}
+
+// paged says how much a page leaves out.
+type paged struct {
+	Total      int `json:"total"`
+	NextOffset int `json:"next_offset,omitempty"`
+}
+
 type listArgs struct {
 	filterArgs
 	Source string `json:"source,omitempty" jsonschema:"only memories from this source"`
 	Sort   string `json:"sort,omitempty" jsonschema:"newest (default), oldest, importance, recalled (most recently recalled first) or updated"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"memories per page (default 20)"`
-	Offset int    `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
+	page
 }
 
 type listResult struct {
-	Memories   []*Memory `json:"memories"`
-	Total      int       `json:"total"`
-	NextOffset int       `json:"next_offset,omitempty"`
+	Memories []*Memory `json:"memories"`
+	paged
 }
 
 func (s *Server) list() mcpkit.Tool {
@@ -460,7 +475,7 @@ func (s *Server) list() mcpkit.Tool {
 			if err != nil {
 				return nil, err
 			}
-			res := listResult{Memories: ms, Total: total}
+			res := listResult{Memories: ms, paged: paged{Total: total}}
 			if res.Memories == nil {
 				res.Memories = []*Memory{}
 			}
@@ -486,8 +501,7 @@ func (s *Server) list() mcpkit.Tool {
 		mcpkit.InputSchema(func(sc *jsonschema.Schema) {
 			filterSchema(sc)
 			mcpkit.SetEnum(sc, "sort", "newest", "oldest", "importance", "recalled", "updated")
-			mcpkit.SetInt(sc, "limit", 1, 200, 20)
-			sc.Properties["offset"].Minimum = ptr(0.0)
+			pageSchema(sc)
 		}),
 		mcpkit.Output[listResult](nil),
 	)
@@ -601,17 +615,15 @@ func (s *Server) link() mcpkit.Tool {
 }
 
 type entitiesArgs struct {
-	Names  []string `json:"names,omitempty" jsonschema:"exact entity names to open"`
-	Query  string   `json:"query,omitempty" jsonschema:"find entities whose name or type contains this, or whose memories match it"`
-	Type   string   `json:"type,omitempty" jsonschema:"only entities of this type, e.g. person"`
-	Limit  int      `json:"limit,omitempty" jsonschema:"entities per page (default 20)"`
-	Offset int      `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
+	Names []string `json:"names,omitempty" jsonschema:"exact entity names to open"`
+	Query string   `json:"query,omitempty" jsonschema:"find entities whose name or type contains this, or whose memories match it"`
+	Type  string   `json:"type,omitempty" jsonschema:"only entities of this type, e.g. person"`
+	page
 }
 
 type entitiesResult struct {
-	Entities   []*Entity `json:"entities"`
-	Total      int       `json:"total"`
-	NextOffset int       `json:"next_offset,omitempty"`
+	Entities []*Entity `json:"entities"`
+	paged
 }
 
 func (s *Server) entities() mcpkit.Tool {
@@ -625,7 +637,7 @@ func (s *Server) entities() mcpkit.Tool {
 			if err != nil {
 				return nil, err
 			}
-			res := entitiesResult{Entities: ents, Total: total}
+			res := entitiesResult{Entities: ents, paged: paged{Total: total}}
 			if res.Entities == nil {
 				res.Entities = []*Entity{}
 			}
@@ -653,10 +665,7 @@ func (s *Server) entities() mcpkit.Tool {
 			return mcpkit.Structured(strings.TrimSuffix(b.String(), "\n"), res), nil
 		},
 		mcpkit.Title("Entities"),
-		mcpkit.InputSchema(func(sc *jsonschema.Schema) {
-			mcpkit.SetInt(sc, "limit", 1, 200, 20)
-			sc.Properties["offset"].Minimum = ptr(0.0)
-		}),
+		mcpkit.InputSchema(pageSchema),
 		mcpkit.Output[entitiesResult](nil),
 	)
 }
