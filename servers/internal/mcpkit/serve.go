@@ -10,8 +10,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -215,4 +217,20 @@ func (s *Server) printTools(w io.Writer) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Def.Name, strings.Join(marks, ","), desc)
 	}
 	return tw.Flush()
+}
+
+// Main is the whole main function of a server binary: it runs a until an
+// interrupt or SIGTERM and turns its error into the exit code (2 for a
+// usage error, 1 for any other).
+func Main(a App) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := a.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", a.Name, err)
+		if errors.Is(err, ErrUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
 }
