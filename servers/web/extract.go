@@ -1,0 +1,452 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"codeberg.org/readeck/go-readability/v2"
+	"codeberg.org/readeck/go-readability/v2/render"
+	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Page is a document reduced to what a reader wants: its main text and
+// what is known about it.
+type Page struct {
+	Title, Byline, Site, Excerpt, Language string
+	// Published is zero when unknown.
+	Published time.Time
+	// Image and Favicon are absolute URLs, or empty.
+	Image, Favicon string
+	// Text is the main text, paragraphs separated by blank lines.
+	Text string
+	// Markdown is the main content as Markdown, filled by RenderMarkdown.
+	Markdown string
+	// Method is "readability", "text" (the plain-text fallback), "plain"
+	// (a text document) or "json".
+	Method string
+	// Unusable says why the page is not an article: "consent wall",
+	// "paywall", "needs JavaScript", "too little text"; empty when it is
+	// usable.
+	Unusable string
+	// Type is the page's og:type ("article", "website"), when it says.
+	Type string
+	// Links counts the links in the whole document, and LinkWords the
+	// words inside them: section fronts are mostly links.
+	Links, LinkWords, Words int
+
+	content *html.Node
+}
+
+// ErrBinary is wrapped by Extract's error for content that is not text.
+var ErrBinary = errors.New("binary content")
+
+// minArticleWords is how long readability's text must be before it is
+// trusted over the plain-text fallback.
+const minArticleWords = 60
+
+// Extract turns a fetched document into a Page. body is the raw bytes as
+// served; contentType is the Content-Type header (it may carry a charset,
+// or be empty); pageURL resolves relative links.
+func Extract(body []byte, contentType string, pageURL *url.URL) (*Page, error) {
+	kind := classify(body, contentType)
+	switch kind {
+	case "html":
+		return extractHTML(decodeText(body, contentType), pageURL)
+	case "json":
+		return extractJSON(decodeText(body, contentType), pageURL)
+	case "text":
+		t := normalizeText(decodeText(body, contentType))
+		return &Page{Title: pathTitle(pageURL), Site: siteOf(pageURL), Text: t, Markdown: t, Method: "plain", Words: countWords(t)}, nil
+	}
+	return nil, fmt.Errorf("%w (%s, %s): only HTML, text and JSON pages can be read", ErrBinary, kind, sizeOf(len(body)))
+}
+
+// classify tells HTML, JSON, text and binary apart, trusting the body over
+// a Content-Type that is missing or generic.
+func classify(body []byte, contentType string) string {
+	mt := strings.ToLower(strings.TrimSpace(strings.SplitN(contentType, ";", 2)[0]))
+	switch {
+	case mt == "text/html" || mt == "application/xhtml+xml":
+		return "html"
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return "json"
+	case mt == "text/plain" || mt == "text/markdown" || mt == "text/csv" || mt == "text/xml" || mt == "application/xml" || strings.HasSuffix(mt, "+xml") && !strings.HasPrefix(mt, "image/"):
+		return "text"
+	case strings.HasPrefix(mt, "image/"), strings.HasPrefix(mt, "audio/"), strings.HasPrefix(mt, "video/"), strings.HasPrefix(mt, "font/"),
+		mt == "application/pdf", mt == "application/zip", mt == "application/gzip", mt == "application/x-tar", mt == "application/wasm":
+		return mt
+	}
+	sniffed := http.DetectContentType(body)
+	st := strings.SplitN(sniffed, ";", 2)[0]
+	switch {
+	case st == "text/html":
+		return "html"
+	case strings.HasPrefix(st, "text/"):
+		trimmed := bytes.TrimSpace(body)
+		if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
+			return "json"
+		}
+		if strings.HasPrefix(mt, "text/") || mt == "" || mt == "application/octet-stream" {
+			return "text"
+		}
+	}
+	if mt == "" || mt == "application/octet-stream" {
+		return st
+	}
+	return mt
+}
+
+func sizeOf(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func extractHTML(text string, u *url.URL) (*Page, error) {
+	doc, err := html.Parse(strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("parsing the page: %w", err)
+	}
+	p := &Page{Site: siteOf(u)}
+	meta := scanDocument(doc, p)
+	parser := readability.NewParser()
+	// Keep a pathological page from taking seconds.
+	parser.MaxElemsToParse = 60000
+	art, rerr := parser.ParseDocument(doc, u)
+	if rerr == nil {
+		p.Title = strings.TrimSpace(art.Title())
+		p.Byline = strings.TrimSpace(art.Byline())
+		p.Excerpt = strings.TrimSpace(art.Excerpt())
+		if s := strings.TrimSpace(art.SiteName()); s != "" {
+			p.Site = s
+		}
+		p.Language = art.Language()
+		if t, err := art.PublishedTime(); err == nil {
+			p.Published = t
+		}
+		p.Image = resolve(u, art.ImageURL())
+		p.Favicon = resolve(u, art.Favicon())
+		if art.Node != nil {
+			p.Text = normalizeText(render.InnerText(art.Node))
+			p.content = art.Node
+			p.Method = "readability"
+		}
+	}
+	if p.Title == "" {
+		p.Title = meta.title
+	}
+	if p.Published.IsZero() && meta.published != "" {
+		p.Published = parseDate(meta.published)
+	}
+	if p.Favicon == "" && u != nil {
+		p.Favicon = resolve(u, "/favicon.ico")
+	}
+	if countWords(p.Text) < minArticleWords {
+		if fb := fallbackText(doc); countWords(fb) > countWords(p.Text) {
+			p.Text, p.Method, p.content = fb, "text", nil
+		}
+	}
+	if p.Method == "" {
+		p.Method = "text"
+	}
+	p.Words = countWords(p.Text)
+	p.Unusable = unusable(p.Text, p.Words, meta.visible)
+	return p, nil
+}
+
+// docMeta is what scanDocument gathers beside the Page's own fields.
+type docMeta struct {
+	title, published string
+	// visible is the start of the document's visible text, for telling
+	// consent walls and script-only shells apart from short articles.
+	visible string
+}
+
+// scanDocument reads what readability does not report: og:type, a
+// fallback title and date, and how much of the page is links.
+func scanDocument(doc *html.Node, p *Page) docMeta {
+	var m docMeta
+	var vis strings.Builder
+	var walk func(n *html.Node, inLink, hidden bool)
+	walk = func(n *html.Node, inLink, hidden bool) {
+		switch n.Type {
+		case html.ElementNode:
+			switch n.DataAtom {
+			case atom.Script, atom.Style, atom.Template, atom.Svg:
+				return
+			case atom.Noscript:
+				hidden = false
+			case atom.Title:
+				if m.title == "" && n.FirstChild != nil {
+					m.title = strings.TrimSpace(n.FirstChild.Data)
+				}
+			case atom.Meta:
+				prop := strings.ToLower(attr(n, "property") + attr(n, "name") + attr(n, "itemprop"))
+				content := attr(n, "content")
+				switch prop {
+				case "og:type":
+					p.Type = strings.ToLower(content)
+				case "article:published_time", "datepublished", "date", "pubdate", "dc.date", "parsely-pub-date", "sailthru.date":
+					if m.published == "" {
+						m.published = content
+					}
+				}
+			case atom.Time:
+				if m.published == "" {
+					m.published = attr(n, "datetime")
+				}
+			case atom.A:
+				if attr(n, "href") != "" {
+					p.Links++
+					inLink = true
+				}
+			}
+		case html.TextNode:
+			w := countWords(n.Data)
+			if inLink {
+				p.LinkWords += w
+			}
+			if vis.Len() < 8<<10 {
+				vis.WriteString(n.Data)
+				vis.WriteByte(' ')
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, inLink, hidden)
+		}
+	}
+	walk(doc, false, false)
+	m.visible = strings.Join(strings.Fields(vis.String()), " ")
+	return m
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// boilerplate matches class and id names of page furniture.
+var boilerplate = regexp.MustCompile(`(?i)(^|[-_ ])(nav|navbar|menu|header|footer|sidebar|aside|share|social|newsletter|subscribe|related|recommend|comments?|cookie|consent|banner|promo|advert|ads?|breadcrumbs?|masthead|popup|modal|toolbar|ticker|widget|outbrain|taboola)([-_ ]|$)`)
+
+// fallbackText is the plain-text extraction used when readability finds
+// too little: the visible text of the blocks that are not page furniture.
+func fallbackText(doc *html.Node) string {
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch n.DataAtom {
+			case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Nav, atom.Header, atom.Footer,
+				atom.Aside, atom.Form, atom.Iframe, atom.Button, atom.Select, atom.Head, atom.Dialog:
+				return
+			}
+			switch strings.ToLower(attr(n, "role")) {
+			case "navigation", "banner", "contentinfo", "complementary", "dialog", "alertdialog", "menu", "search":
+				return
+			}
+			if boilerplate.MatchString(attr(n, "class")) || boilerplate.MatchString(attr(n, "id")) || attr(n, "hidden") != "" || attr(n, "aria-hidden") == "true" {
+				return
+			}
+			if n.DataAtom == atom.Br {
+				b.WriteString("\n")
+			}
+		}
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+		if n.Type == html.ElementNode && isBlock(n.DataAtom) {
+			b.WriteString("\n\n")
+		}
+	}
+	walk(doc)
+	// Keep the lines that read like prose, not menus.
+	var out []string
+	for _, para := range strings.Split(normalizeText(b.String()), "\n\n") {
+		if countWords(para) >= 8 || strings.ContainsAny(para, ".!?") && countWords(para) >= 4 {
+			out = append(out, para)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
+func isBlock(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Div, atom.Section, atom.Article, atom.Main, atom.Li, atom.Ul, atom.Ol, atom.Table, atom.Tr,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Blockquote, atom.Pre, atom.Dd, atom.Dt, atom.Figure, atom.Figcaption, atom.Td, atom.Th:
+		return true
+	}
+	return false
+}
+
+// The signs of pages that are not the article they claim to be.
+var (
+	reConsent = regexp.MustCompile(`(?i)\b(cookies?|consent|accept all|reject all|manage (your )?(preferences|choices|options)|we value your privacy|before you continue|privacy settings|partners process)\b`)
+	rePaywall = regexp.MustCompile(`(?i)(subscribe (now )?to (continue|keep) reading|subscribe to read|subscribers? only|already a subscriber|this (article|content) is (only )?(available|reserved) (to|for) subscribers|create a free account to (continue|read)|sign in to (continue|keep) reading|you('ve| have) (reached|used) (your|all) (free|of your free) (articles|limit))`)
+	reNeedsJS = regexp.MustCompile(`(?i)(enable javascript|javascript (is )?(required|disabled|must be enabled)|requires javascript|turn on javascript|you need to enable javascript|browser (does not|doesn't) support javascript)`)
+)
+
+// unusable reports why a page with this main text is not an article.
+func unusable(text string, words int, visible string) string {
+	if words >= 250 {
+		return ""
+	}
+	probe := text + " " + visible
+	switch {
+	case rePaywall.MatchString(probe):
+		return "paywall"
+	case reNeedsJS.MatchString(probe) && words < 80:
+		return "needs JavaScript"
+	case len(reConsent.FindAllString(probe, 4)) >= 2 && words < 150:
+		return "consent wall"
+	case words < 25:
+		return "too little text"
+	}
+	return ""
+}
+
+// RenderMarkdown fills p.Markdown from the extracted content, or from the
+// text when the content is not HTML.
+func (p *Page) RenderMarkdown(u *url.URL) {
+	if p.Markdown != "" {
+		return
+	}
+	if p.content == nil {
+		p.Markdown = p.Text
+		return
+	}
+	var opts []converter.ConvertOptionFunc
+	if u != nil {
+		opts = append(opts, converter.WithDomain(u.Scheme+"://"+u.Host))
+	}
+	md, err := htmltomarkdown.ConvertNode(p.content, opts...)
+	if err != nil {
+		p.Markdown = p.Text
+		return
+	}
+	p.Markdown = strings.TrimSpace(string(md))
+}
+
+// extractJSON pretty-prints a JSON document.
+func extractJSON(text string, u *url.URL) (*Page, error) {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, []byte(strings.TrimSpace(text)), "", "  "); err != nil {
+		t := normalizeText(text)
+		return &Page{Title: pathTitle(u), Site: siteOf(u), Text: t, Markdown: t, Method: "plain", Words: countWords(t)}, nil
+	}
+	t := buf.String()
+	return &Page{Title: pathTitle(u), Site: siteOf(u), Text: t, Markdown: "```json\n" + t + "\n```", Method: "json", Words: countWords(t)}, nil
+}
+
+// normalizeText collapses runs of spaces within lines and runs of blank
+// lines, and trims every line.
+func normalizeText(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	lines := strings.Split(s, "\n")
+	var out []string
+	blank := 0
+	for _, l := range lines {
+		l = strings.Join(strings.FieldsFunc(l, func(r rune) bool { return r == ' ' || r == '\t' || r == '\u00a0' || r == '\f' || r == '\v' }), " ")
+		if l == "" {
+			blank++
+			continue
+		}
+		if len(out) > 0 && blank > 0 {
+			out = append(out, "")
+		}
+		blank = 0
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+func countWords(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if !in {
+				n++
+			}
+			in = true
+		} else if r != '\'' && r != '’' && r != '-' {
+			in = false
+		}
+	}
+	return n
+}
+
+func siteOf(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
+}
+
+func pathTitle(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	p := strings.Trim(u.Path, "/")
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		p = p[i+1:]
+	}
+	if p == "" {
+		return siteOf(u)
+	}
+	if s, err := url.PathUnescape(p); err == nil && utf8.ValidString(s) {
+		return s
+	}
+	return p
+}
+
+func resolve(base *url.URL, ref string) string {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return ""
+	}
+	r, err := url.Parse(ref)
+	if err != nil {
+		return ""
+	}
+	if base != nil {
+		r = base.ResolveReference(r)
+	}
+	if r.Scheme != "http" && r.Scheme != "https" {
+		return ""
+	}
+	return r.String()
+}
+
+// parseDate reads the date formats pages and feeds use.
+func parseDate(s string) time.Time {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04Z07:00", "2006-01-02",
+		time.RFC1123Z, time.RFC1123, time.RFC822Z, time.RFC822, "Mon, 2 Jan 2006 15:04:05 -0700", "January 2, 2006", "2 January 2006", "Jan 2, 2006"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
+}
