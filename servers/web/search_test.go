@@ -209,14 +209,14 @@ func TestSearchReadTimeLimit(t *testing.T) {
 
 func TestIsFrontURL(t *testing.T) {
 	for u, want := range map[string]bool{
-		"https://news.example.com/":                                     true,
-		"https://news.example.com/world":                                true,
-		"https://news.example.com/news/business/":                       true,
-		"https://news.example.com/index.html":                           true,
-		"https://news.example.com/2026/11/20/council-approves-seawall":  false,
-		"https://news.example.com/world/europe-67812345":                false,
-		"https://news.example.com/article/seawall-plan-approved-by-all": false,
-		"https://news.example.com/story.html":                           false,
+		"https://news.example.com/":                                      true,
+		"https://news.example.com/world":                                 true,
+		"https://news.example.com/news/business/":                        true,
+		"https://news.example.com/index.html":                            true,
+		"https://news.example.com/2026/11/20/council-approves-seawall":   false,
+		"https://news.example.com/world/europe-67812345":                 false,
+		"https://news.example.com/article/seawall-plan-approved-by-all":  false,
+		"https://news.example.com/story.html":                            false,
 		"https://news.example.com/news/a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6": false,
 	} {
 		pu, _ := parseTestURL(u)
