@@ -154,8 +154,10 @@ func extractHTML(text string, u *url.URL) (*Page, error) {
 	if p.Published.IsZero() && meta.published != "" {
 		p.Published = parseDate(meta.published)
 	}
-	if p.Favicon == "" && u != nil {
-		p.Favicon = resolve(u, "/favicon.ico")
+	if p.Favicon == "" {
+		// Readability picks only PNG icons with a size; any icon the page
+		// names beats guessing /favicon.ico.
+		p.Favicon = resolve(u, cmpStr(meta.icon, "/favicon.ico"))
 	}
 	if countWords(p.Text) < minArticleWords {
 		if fb := fallbackText(doc); countWords(fb) > countWords(p.Text) {
@@ -173,6 +175,8 @@ func extractHTML(text string, u *url.URL) (*Page, error) {
 // docMeta is what scanDocument gathers beside the Page's own fields.
 type docMeta struct {
 	title, published string
+	// icon is the first <link rel="icon">'s address, as written.
+	icon string
 	// visible is the start of the document's visible text, for telling
 	// consent walls and script-only shells apart from short articles.
 	visible string
@@ -206,6 +210,11 @@ func scanDocument(doc *html.Node, p *Page) docMeta {
 					if m.published == "" {
 						m.published = content
 					}
+				}
+			case atom.Link:
+				rel := " " + strings.ToLower(attr(n, "rel")) + " "
+				if m.icon == "" && strings.Contains(rel, " icon ") {
+					m.icon = attr(n, "href")
 				}
 			case atom.Time:
 				if m.published == "" {

@@ -259,11 +259,15 @@ func (e *Engine) readAll(ctx context.Context, srcs []Source, n, want int, news b
 		i := next
 		next++
 		running++
-		site := srcs[i].Site
-		sem := sites[site]
+		// Politeness is per server: host and port.
+		host := srcs[i].URL
+		if u, err := url.Parse(host); err == nil {
+			host = u.Host
+		}
+		sem := sites[host]
 		if sem == nil {
 			sem = make(chan struct{}, e.PerSite)
-			sites[site] = sem
+			sites[host] = sem
 		}
 		go func() {
 			src := srcs[i]
