@@ -1,6 +1,6 @@
 // Package agent runs a conversation: it routes each user message to a path
-// (plain chat, or the tool loop; the lookup path joins them with the web
-// server), keeps the history inside the model's context window, counts the
+// (plain chat, the lookup pipeline over the web server, or the tool loop),
+// keeps the history inside the model's context window, counts the
 // tokens each turn used, and, when memory is on, recalls what the user said
 // in earlier conversations and remembers what this one taught.
 //
@@ -120,8 +120,11 @@ type Result struct {
 	// Memories are the ids of the memories recalled into the system
 	// prompt.
 	Memories []string
-	Rounds   int
-	Usage    Usage
+	// Sources are the web pages a lookup's answer cites, to list under
+	// it.
+	Sources []Source
+	Rounds  int
+	Usage   Usage
 	// Stopped says why the turn ended early: "" (it finished), "limit",
 	// "cancelled" (Ctrl-C or the user cancelled at a prompt) or "aborted".
 	Stopped string
@@ -135,6 +138,7 @@ type Agent struct {
 	history history
 	turn    int
 	usage   []Usage
+	lookup  lookupState
 }
 
 // New returns an agent with an empty conversation.
@@ -145,12 +149,14 @@ func New(opts Options) *Agent {
 	return &Agent{opts: opts}
 }
 
-// Reset starts a new conversation (on /new): the history, the session's
-// permission grants and the usage counts are dropped.
+// Reset starts a new conversation (on /new): the history, the last
+// lookup's sources, the session's permission grants and the usage counts
+// are dropped.
 func (a *Agent) Reset() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.history = history{}
+	a.lookup = lookupState{}
 	a.usage = nil
 	if a.opts.Gate != nil {
 		a.opts.Gate.Reset()
@@ -188,10 +194,8 @@ func (a *Agent) Turn(ctx context.Context, text string, force Route, ev Events) (
 	if route == "" {
 		route, why = a.route(ctx, text, tools, t)
 	}
-	if route == RouteLookup {
-		// The lookup pipeline arrives with the web server; until then the
-		// tool loop answers, with whatever web tools are offered.
-		route, why = RouteTools, why+"; lookup runs as the tool loop"
+	if _, ok := offeredTool(tools, webServer, searchTool); route == RouteLookup && !ok {
+		route, why = RouteTools, why+"; the web server is not running, so the tool loop answers"
 	}
 	if route == RouteTools && len(tools) == 0 {
 		route, why = RouteChat, "no tools are available"
@@ -204,6 +208,8 @@ func (a *Agent) Turn(ctx context.Context, text string, force Route, ev Events) (
 	switch route {
 	case RouteChat:
 		err = t.chat(ctx, text)
+	case RouteLookup:
+		err = t.lookup(ctx, text, tools)
 	default:
 		err = t.loop(ctx, text, tools)
 	}

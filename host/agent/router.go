@@ -10,9 +10,10 @@ import (
 	"github.com/domo-agent/domo/host/mcpclient"
 )
 
-// The router's cheap heuristics. A message that names an action on the
-// computer, a path or a URL goes to the tools; small talk and questions
-// about the world go to chat; the rest is classified by the model.
+// The router's cheap heuristics. A follow-up on the last lookup's sources
+// goes back to lookup; a message that names an action on the computer, a
+// path or a URL goes to the tools; small talk and questions about the
+// world go to chat; the rest is classified by the model.
 var (
 	reGreeting = regexp.MustCompile(`(?i)^(hi|hello|hey|yo|thanks|thank you|thx|good (morning|afternoon|evening|night)|bye|goodbye|ok|okay|cool|great|nice)\b[\s!.,?]*\S{0,12}[\s!.?]*$`)
 	rePath     = regexp.MustCompile(`(^|\s)(~/|/|\./|\.\./)[^\s]*|[\w-]+\.(txt|md|go|py|js|ts|json|csv|pdf|png|jpe?g|log|yaml|yml|toml|html|xml|sh|rs|c|h|cpp|java)\b`)
@@ -30,6 +31,8 @@ func (a *Agent) route(ctx context.Context, text string, tools []mcpclient.Tool, 
 	switch {
 	case reGreeting.MatchString(text):
 		return RouteChat, "small talk"
+	case a.followsUp(text) && hasWeb(tools):
+		return RouteLookup, "a follow-up on the earlier search results"
 	case reURL.MatchString(text):
 		return RouteTools, "the message names a URL"
 	case rePath.MatchString(text):
@@ -42,6 +45,14 @@ func (a *Agent) route(ctx context.Context, text string, tools []mcpclient.Tool, 
 		return RouteChat, "a question the model can answer alone"
 	}
 	return a.classify(ctx, text, tools, t)
+}
+
+// followsUp reports whether a message asks more about the sources the
+// last lookup listed.
+func (a *Agent) followsUp(text string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.lookup.sources) > 0 && isFollowUp(text)
 }
 
 func hasWeb(tools []mcpclient.Tool) bool {
@@ -67,13 +78,20 @@ func (a *Agent) classify(ctx context.Context, text string, tools []mcpclient.Too
 		}
 		names = append(names, tool.Name)
 	}
+	system := `Classify the user's message for an assistant on their computer. Answer JSON {"route": …} with one of:
+"chat": conversation or knowledge the model has (no action, no files, no current events);
+"tools": needs acting on or reading from the computer (files, apps, browser, memory, devices) with tools: ` + strings.Join(names, ", ") + `;
+"lookup": needs current information from the web, or asks more about web search results given earlier.`
+	a.mu.Lock()
+	searched := len(a.lookup.sources) > 0
+	a.mu.Unlock()
+	if searched {
+		system += "\nThe previous answer came from a web search: a message that continues it (\"and yesterday?\") is lookup too."
+	}
 	zero := 0.0
 	req := llm.Request{
 		Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: `Classify the user's message for an assistant on their computer. Answer JSON {"route": …} with one of:
-"chat": conversation or knowledge the model has (no action, no files, no current events);
-"tools": needs acting on or reading from the computer (files, apps, browser, memory, devices) with tools: ` + strings.Join(names, ", ") + `;
-"lookup": needs current information from the web.`},
+			{Role: llm.RoleSystem, Content: system},
 			{Role: llm.RoleUser, Content: text},
 		},
 		JSONSchema:  routeSchema,

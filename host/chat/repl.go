@@ -370,6 +370,9 @@ func (r *REPL) turn(ctx context.Context, text string, route agent.Route) {
 	case res.Stopped == "aborted":
 		r.printf("%s\n", r.style(dimStyle, "(stopped)"))
 	}
+	if list := r.T.SourceList(res.Sources); list != "" {
+		r.printf("\n%s", list)
+	}
 	// Flush ended the answer's last line; a blank line sets the answer off
 	// from the next prompt, whether or not the model ended with a newline.
 	if strings.TrimSpace(res.Answer) != "" {

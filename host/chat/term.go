@@ -28,6 +28,7 @@ type Term struct {
 	Out   io.Writer
 	TTY   bool // both In and Out are terminals: prompts, spinners and raw mode
 	Color bool // escape codes for colour and style are welcome
+	Links bool // OSC 8 hyperlinks are welcome
 	Width int  // columns, at creation; see width for the live value
 
 	// profile is how many colours Out shows; Unknown means "do not
@@ -36,11 +37,14 @@ type Term struct {
 }
 
 // NewTerm looks at in and out: TTY when both are terminals, Color when TTY,
-// NO_COLOR is unset or empty and TERM is not "dumb".
+// NO_COLOR is unset or empty and TERM is not "dumb", Links when TTY and
+// TERM is not "dumb" (a terminal that does not know OSC 8 shows the text
+// alone).
 func NewTerm(in *os.File, out *os.File) *Term {
 	t := &Term{In: in, Out: out, Width: defaultWidth}
 	t.TTY = term.IsTerminal(int(in.Fd())) && term.IsTerminal(int(out.Fd()))
 	t.Color = t.TTY && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	t.Links = t.TTY && os.Getenv("TERM") != "dumb"
 	if w, _, err := term.GetSize(int(out.Fd())); err == nil && w > 0 {
 		t.Width = w
 	}

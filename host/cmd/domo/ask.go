@@ -24,8 +24,8 @@ recalled for the answer; the exchange itself is remembered only with
 
 Flags:
 ` + hostFlagsHelp + `  --chat            answer without tools
-  --json            print the answer, the route, the tool calls and the
-                    token usage as JSON
+  --json            print the answer, the route, the tool calls, the
+                    sources a web lookup cited and the token usage as JSON
   --remember        afterwards, remember what the exchange taught about
                     you (a memory_remember call, which asks by default)
 `
@@ -103,6 +103,9 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	res, err := h.agent.Turn(ctx, message, route, ev)
 	if stream != nil {
 		stream.Flush()
+		if list := t.SourceList(res.Sources); list != "" {
+			fmt.Fprintf(e.stdout, "\n%s", list)
+		}
 	}
 	var remembered string
 	if *remember && err == nil && res.Stopped == "" {
@@ -113,13 +116,14 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 			Answer     string             `json:"answer"`
 			Route      agent.Route        `json:"route"`
 			Calls      []agent.CallRecord `json:"tool_calls"`
+			Sources    []agent.Source     `json:"sources,omitempty"`
 			Memories   []string           `json:"memories,omitempty"`
 			Remembered string             `json:"remembered,omitempty"`
 			Rounds     int                `json:"rounds"`
 			Usage      agent.Usage        `json:"usage"`
 			Stopped    string             `json:"stopped,omitempty"`
 			Error      string             `json:"error,omitempty"`
-		}{Answer: res.Answer, Route: res.Route, Calls: res.Calls, Memories: res.Memories, Remembered: remembered,
+		}{Answer: res.Answer, Route: res.Route, Calls: res.Calls, Sources: res.Sources, Memories: res.Memories, Remembered: remembered,
 			Rounds: res.Rounds, Usage: res.Usage, Stopped: res.Stopped}
 		if out.Calls == nil {
 			out.Calls = []agent.CallRecord{}
