@@ -38,7 +38,8 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	fs.StringVar(&o.memorySizes, "memory-sizes", "10000,100000", "comma-separated numbers of memories the memory part stores")
 	fs.IntVar(&o.memoryQueries, "memory-queries", 200, "recall queries per size in the memory part")
 	fs.DurationVar(&o.memoryLimit, "memory-limit", 5*time.Minute, "time each memory server may spend storing, and again recalling, at each size")
-	only := fs.String("only", "", "run one part: files, audit, host or memory")
+	fs.IntVar(&o.webRuns, "web-runs", 5, "timed search-and-read runs per server in the web part")
+	only := fs.String("only", "", "run one part: files, audit, host, memory or web")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,7 +55,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	parts := []struct {
 		name string
 		run  func(ctx context.Context, w io.Writer, root, tmp string, o options) error
-	}{{"files", benchFiles}, {"audit", benchAudit}, {"host", benchHost}, {"memory", benchMemory}}
+	}{{"files", benchFiles}, {"audit", benchAudit}, {"host", benchHost}, {"memory", benchMemory}, {"web", benchWeb}}
 	ran := false
 	for _, p := range parts {
 		if *only != "" && *only != p.name {
@@ -69,7 +70,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	if !ran {
-		return fmt.Errorf("-only %q: want files, audit, host or memory", *only)
+		return fmt.Errorf("-only %q: want files, audit, host, memory or web", *only)
 	}
 	return nil
 }
@@ -81,6 +82,7 @@ type options struct {
 	memorySizes           string
 	memoryQueries         int
 	memoryLimit           time.Duration
+	webRuns               int
 }
 
 // benchFiles compares domo-files with the reference filesystem server.
