@@ -128,6 +128,10 @@ func extractHTML(text string, u *url.URL) (*Page, error) {
 	parser := readability.NewParser()
 	// Keep a pathological page from taking seconds.
 	parser.MaxElemsToParse = 60000
+	// Readability keeps menus and sign-up boxes that sit beside the text
+	// in its chosen container; the furniture goes first. scanDocument has
+	// seen the whole page, walls and banners included.
+	stripFurniture(doc)
 	art, rerr := parser.ParseDocument(doc, u)
 	if rerr == nil {
 		p.Title = strings.TrimSpace(art.Title())
@@ -143,6 +147,7 @@ func extractHTML(text string, u *url.URL) (*Page, error) {
 		p.Image = resolve(u, art.ImageURL())
 		p.Favicon = resolve(u, art.Favicon())
 		if art.Node != nil {
+			dropLegalese(art.Node)
 			p.Text = normalizeText(render.InnerText(art.Node))
 			p.content = art.Node
 			p.Method = "readability"
@@ -159,8 +164,13 @@ func extractHTML(text string, u *url.URL) (*Page, error) {
 		// names beats guessing /favicon.ico.
 		p.Favicon = resolve(u, cmpStr(meta.icon, "/favicon.ico"))
 	}
-	if countWords(p.Text) < minArticleWords {
-		if fb := fallbackText(doc); countWords(fb) > countWords(p.Text) {
+	if w := countWords(p.Text); w < minArticleWords || w < 400 {
+		// Too little, or perhaps one post of a thread that readability
+		// took for the whole page: the plain text wins when it is much
+		// longer and holds what readability found.
+		fb := fallbackText(doc)
+		fw := countWords(fb)
+		if w < minArticleWords && fw > w || fw > 2*w && holds(fb, p.Text) {
 			p.Text, p.Method, p.content = fb, "text", nil
 		}
 	}
@@ -256,6 +266,138 @@ func attr(n *html.Node, key string) string {
 
 // boilerplate matches class and id names of page furniture.
 var boilerplate = regexp.MustCompile(`(?i)(^|[-_ ])(nav|navbar|menu|header|footer|sidebar|aside|share|social|newsletter|subscribe|related|recommend|comments?|cookie|consent|banner|promo|advert|ads?|breadcrumbs?|masthead|popup|modal|toolbar|ticker|widget|outbrain|taboola)([-_ ]|$)`)
+
+// reLegalese matches the copyright and reuse notices sites put after an
+// article, which readability keeps as the article's sibling.
+var reLegalese = regexp.MustCompile(`(?i)(subject to copyright|all rights reserved|no part (of this \w+ )?may be reproduced|may not be (re)?published, broadcast|^\s*(©|\(c\)|copyright)\s*\d{4})`)
+
+// dropLegalese removes short paragraphs that are copyright notices.
+func dropLegalese(root *html.Node) {
+	var doomed []*html.Node
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && (n.DataAtom == atom.P || n.DataAtom == atom.Small) {
+			if t := textOf(n); countWords(t) < 60 && reLegalese.MatchString(t) {
+				doomed = append(doomed, n)
+				return
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(root)
+	for _, n := range doomed {
+		n.Parent.RemoveChild(n)
+	}
+}
+
+// furniture matches class and id names of what is never the article.
+var furniture = regexp.MustCompile(`(?i)(^|[-_ ])(nav|navbar|navigation|menu|sidebar|share|sharing|social|newsletter|subscribe|signup|related|recommended|cookie|consent|promo|advert|ads|breadcrumbs?|popup|modal|ticker|outbrain|taboola|skip|jump-link|site-header|site-footer|masthead)([-_ ]|$)`)
+
+// stripFurniture removes navigation, banners, sign-up boxes, dialogs and
+// hidden elements from doc, except an element holding most of the page's
+// words, which is a layout wrapper whatever its name.
+func stripFurniture(doc *html.Node) {
+	total := countWords(textOf(doc))
+	var doomed []*html.Node
+	var walk func(n *html.Node, inArticle bool)
+	walk = func(n *html.Node, inArticle bool) {
+		if n.Type == html.ElementNode {
+			if isFurniture(n, inArticle) {
+				doomed = append(doomed, n)
+				return
+			}
+			if n.DataAtom == atom.Article || n.DataAtom == atom.Main {
+				inArticle = true
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, inArticle)
+		}
+	}
+	walk(doc, false)
+	for _, n := range doomed {
+		if countWords(textOf(n))*2 > total {
+			continue
+		}
+		n.Parent.RemoveChild(n)
+	}
+}
+
+func isFurniture(n *html.Node, inArticle bool) bool {
+	switch n.DataAtom {
+	case atom.Nav, atom.Aside, atom.Dialog:
+		return true
+	case atom.Header, atom.Footer:
+		// An article's own header holds its title and byline.
+		return !inArticle
+	case atom.Form:
+		return countWords(textOf(n)) < 80
+	}
+	switch strings.ToLower(attr(n, "role")) {
+	case "navigation", "contentinfo", "complementary", "dialog", "alertdialog", "menu", "menubar", "search":
+		return true
+	case "banner":
+		return !inArticle
+	}
+	if attr(n, "aria-hidden") == "true" || hasAttr(n, "hidden") || strings.Contains(strings.ReplaceAll(strings.ToLower(attr(n, "style")), " ", ""), "display:none") {
+		return true
+	}
+	return furniture.MatchString(attr(n, "class")) || furniture.MatchString(attr(n, "id"))
+}
+
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// textOf is the text of n's subtree, scripts and styles left out.
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+			b.WriteByte(' ')
+			return
+		}
+		if n.Type == html.ElementNode && (n.DataAtom == atom.Script || n.DataAtom == atom.Style || n.DataAtom == atom.Template) {
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+// holds reports whether most of the start of inner appears in outer: the
+// plain text covers what readability chose.
+func holds(outer, inner string) bool {
+	sents := strings.FieldsFunc(inner, func(r rune) bool { return r == '\n' || r == '.' || r == '?' || r == '!' })
+	flat := strings.Join(strings.Fields(outer), " ")
+	checked, found := 0, 0
+	for _, s := range sents {
+		s = strings.Join(strings.Fields(s), " ")
+		if len(s) < 30 {
+			continue
+		}
+		checked++
+		if strings.Contains(flat, s) {
+			found++
+		}
+		if checked == 6 {
+			break
+		}
+	}
+	return checked > 0 && found*4 >= checked*3
+}
 
 // fallbackText is the plain-text extraction used when readability finds
 // too little: the visible text of the blocks that are not page furniture.
