@@ -132,6 +132,7 @@ func extractHTML(text string, u *url.URL) (*Page, error) {
 	// in its chosen container; the furniture goes first. scanDocument has
 	// seen the whole page, walls and banners included.
 	stripFurniture(doc)
+	focusMain(doc)
 	art, rerr := parser.ParseDocument(doc, u)
 	if rerr == nil {
 		p.Title = strings.TrimSpace(art.Title())
@@ -269,7 +270,7 @@ var boilerplate = regexp.MustCompile(`(?i)(^|[-_ ])(nav|navbar|menu|header|foote
 
 // reLegalese matches the copyright and reuse notices sites put after an
 // article, which readability keeps as the article's sibling.
-var reLegalese = regexp.MustCompile(`(?i)(subject to copyright|all rights reserved|no part (of this \w+ )?may be reproduced|may not be (re)?published, broadcast|^\s*(©|\(c\)|copyright)\s*\d{4})`)
+var reLegalese = regexp.MustCompile(`(?i)(subject to copyright|all rights reserved|no part (of this \w+ )?may be reproduced|may not be (re)?published, broadcast|^\s*(©|\(c\)|copyright)\s*\d{4}|\bretrieved \d{1,2} \w+ \d{4} from\b)`)
 
 // dropLegalese removes short paragraphs that are copyright notices.
 func dropLegalese(root *html.Node) {
@@ -293,8 +294,11 @@ func dropLegalese(root *html.Node) {
 }
 
 // furniture matches class and id names of what is never the article.
-var furniture = regexp.MustCompile(`(?i)(^|[-_ ])(nav|navbar|navigation|menu|sidebar|share|sharing|social|newsletter|subscribe|signup|related|recommended|cookie|consent|promo|advert|ads|breadcrumbs?|popup|modal|ticker|outbrain|taboola|skip|jump-link|site-header|site-footer|masthead)([-_ ]|$)`)
+var furniture = regexp.MustCompile(`(?i)(^|[-_ ])(nav|navbar|navigation|menu|dropdown|portlet|sidebar|share|sharing|social|newsletter|subscribe|signup|related|recommended|cookie|consent|promo|advert|ads|breadcrumbs?|popup|modal|ticker|outbrain|taboola|skip|jump-link|site-header|site-footer|masthead|alert-bar|contributions|donate|donation|epic|support-us|appeal|d-none|sr-only|visually-hidden)([-_ ]|$)`)
 
+// reUIText matches the start of short blocks that are a site's own
+// prompts and controls, not the article.
+var reUIText = regexp.MustCompile(`(?i)^\s*(not the answer you're looking for|browse other questions tagged|edit this page|edit on github|improve this (page|answer|question)|was this (page|article) helpful|share this (article|story|page)|sign up for|subscribe to our|read more:?$|skip to (main )?content|jump to content|advertisement$|related (articles|stories)|emergency alert)`)
 // stripFurniture removes navigation, banners, sign-up boxes, dialogs and
 // hidden elements from doc, except an element holding most of the page's
 // words, which is a layout wrapper whatever its name.
@@ -325,6 +329,42 @@ func stripFurniture(doc *html.Node) {
 	}
 }
 
+// focusMain leaves only the page's <main> (or role=main) in the body when
+// it holds most of the words: what sits outside it is the site's, not the
+// article's, even when readability would take a container above it.
+func focusMain(doc *html.Node) {
+	var mains []*html.Node
+	var body *html.Node
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch {
+			case n.DataAtom == atom.Body:
+				body = n
+			case n.DataAtom == atom.Main || strings.EqualFold(attr(n, "role"), "main"):
+				mains = append(mains, n)
+				return
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if len(mains) != 1 || body == nil || mains[0].Parent == body && body.FirstChild == mains[0] && body.LastChild == mains[0] {
+		return
+	}
+	main := mains[0]
+	if countWords(textOf(main))*10 < countWords(textOf(body))*6 {
+		return
+	}
+	main.Parent.RemoveChild(main)
+	for c := body.FirstChild; c != nil; c = body.FirstChild {
+		body.RemoveChild(c)
+	}
+	body.AppendChild(main)
+}
+
 func isFurniture(n *html.Node, inArticle bool) bool {
 	switch n.DataAtom {
 	case atom.Nav, atom.Aside, atom.Dialog:
@@ -344,7 +384,16 @@ func isFurniture(n *html.Node, inArticle bool) bool {
 	if attr(n, "aria-hidden") == "true" || hasAttr(n, "hidden") || strings.Contains(strings.ReplaceAll(strings.ToLower(attr(n, "style")), " ", ""), "display:none") {
 		return true
 	}
-	return furniture.MatchString(attr(n, "class")) || furniture.MatchString(attr(n, "id"))
+	if furniture.MatchString(attr(n, "class")) || furniture.MatchString(attr(n, "id")) || furniture.MatchString(attr(n, "data-component")) {
+		return true
+	}
+	switch n.DataAtom {
+	case atom.A, atom.P, atom.Div, atom.Li, atom.H2, atom.H3, atom.Span:
+		if t := textOf(n); len(t) < 400 && reUIText.MatchString(t) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasAttr(n *html.Node, key string) bool {
@@ -470,12 +519,22 @@ func unusable(text string, words int, visible string) string {
 		return "paywall"
 	case reNeedsJS.MatchString(probe) && words < 80:
 		return "needs JavaScript"
-	case len(reConsent.FindAllString(probe, 4)) >= 2 && words < 150:
+	case consentWall(text, words, probe):
 		return "consent wall"
 	case words < 25:
 		return "too little text"
 	}
 	return ""
+}
+
+// consentWall reports a page whose text is about cookies and consent: a
+// couple of mentions on a short page, or one in every 40 words of a
+// longer one.
+func consentWall(text string, words int, probe string) bool {
+	if words < 150 && len(reConsent.FindAllString(probe, 4)) >= 2 {
+		return true
+	}
+	return words < 400 && len(reConsent.FindAllString(text, -1))*40 >= words
 }
 
 // RenderMarkdown fills p.Markdown from the extracted content, or from the
