@@ -299,6 +299,7 @@ var furniture = regexp.MustCompile(`(?i)(^|[-_ ])(nav|navbar|navigation|menu|dro
 // reUIText matches the start of short blocks that are a site's own
 // prompts and controls, not the article.
 var reUIText = regexp.MustCompile(`(?i)^\s*(not the answer you're looking for|browse other questions tagged|edit this page|edit on github|improve this (page|answer|question)|was this (page|article) helpful|share this (article|story|page)|sign up for|subscribe to our|read more:?$|skip to (main )?content|jump to content|advertisement$|related (articles|stories)|emergency alert)`)
+
 // stripFurniture removes navigation, banners, sign-up boxes, dialogs and
 // hidden elements from doc, except an element holding most of the page's
 // words, which is a layout wrapper whatever its name.
