@@ -344,28 +344,5 @@ func (t *turn) readPage(ctx context.Context, tools []mcpclient.Tool, src Source)
 // intent mode, which bounds that choice, does not apply; policy does.
 func (t *turn) lookupCall(ctx context.Context, tool mcpclient.Tool, args map[string]any) toolgate.Result {
 	raw, _ := json.Marshal(args)
-	tc := ToolCall{Name: tool.Name, Args: string(raw)}
-	if t.ev.ToolStart != nil {
-		t.ev.ToolStart(tc)
-	}
-	res := t.agent.opts.Gate.Call(ctx, toolgate.Call{
-		Name: tool.Name,
-		Args: raw,
-		Turn: t.number,
-		Progress: func(p mcpclient.Progress) {
-			if t.ev.ToolProgress != nil {
-				t.ev.ToolProgress(tc, p)
-			}
-		},
-		Running: func() {
-			if t.ev.ToolRunning != nil {
-				t.ev.ToolRunning(tc)
-			}
-		},
-	})
-	if t.ev.ToolEnd != nil {
-		t.ev.ToolEnd(tc, res)
-	}
-	t.result.Calls = append(t.result.Calls, CallRecord{Name: tool.Name, Args: tc.Args, Status: res.Status, IsError: res.IsError, Result: res.Text})
-	return res
+	return t.gateCall(ctx, ToolCall{Name: tool.Name, Args: string(raw)}, nil)
 }

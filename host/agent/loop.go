@@ -149,35 +149,49 @@ func (t *turn) summarize(ctx context.Context) error {
 // call runs one of the model's calls through the gate.
 func (t *turn) call(ctx context.Context, c llm.ToolCall) toolgate.Result {
 	tc := ToolCall{Name: c.Name, Args: c.Arguments, FromText: c.FromText}
+	if c.Name != policy.IntentTool {
+		return t.gateCall(ctx, tc, t.intentState())
+	}
 	if t.ev.ToolStart != nil {
 		t.ev.ToolStart(tc)
 	}
-	var res toolgate.Result
-	if c.Name == policy.IntentTool {
-		res = t.selectIntent(c.Arguments)
-	} else {
-		res = t.agent.opts.Gate.Call(ctx, toolgate.Call{
-			Name:   c.Name,
-			Args:   json.RawMessage(c.Arguments),
-			Turn:   t.number,
-			Intent: t.intentState(),
-			Progress: func(p mcpclient.Progress) {
-				if t.ev.ToolProgress != nil {
-					t.ev.ToolProgress(tc, p)
-				}
-			},
-			Running: func() {
-				if t.ev.ToolRunning != nil {
-					t.ev.ToolRunning(tc)
-				}
-			},
-		})
+	res := t.selectIntent(c.Arguments)
+	t.ended(tc, res)
+	return res
+}
+
+// gateCall runs a call through the gate, telling the events as it starts,
+// runs and ends, and records it in the turn's result.
+func (t *turn) gateCall(ctx context.Context, tc ToolCall, intent *policy.Turn) toolgate.Result {
+	if t.ev.ToolStart != nil {
+		t.ev.ToolStart(tc)
 	}
+	res := t.agent.opts.Gate.Call(ctx, toolgate.Call{
+		Name:   tc.Name,
+		Args:   json.RawMessage(tc.Args),
+		Turn:   t.number,
+		Intent: intent,
+		Progress: func(p mcpclient.Progress) {
+			if t.ev.ToolProgress != nil {
+				t.ev.ToolProgress(tc, p)
+			}
+		},
+		Running: func() {
+			if t.ev.ToolRunning != nil {
+				t.ev.ToolRunning(tc)
+			}
+		},
+	})
+	t.ended(tc, res)
+	return res
+}
+
+// ended tells the events a call ended and records it.
+func (t *turn) ended(tc ToolCall, res toolgate.Result) {
 	if t.ev.ToolEnd != nil {
 		t.ev.ToolEnd(tc, res)
 	}
-	t.result.Calls = append(t.result.Calls, CallRecord{Name: c.Name, Args: c.Arguments, Status: res.Status, IsError: res.IsError, Result: res.Text})
-	return res
+	t.result.Calls = append(t.result.Calls, CallRecord{Name: tc.Name, Args: tc.Args, Status: res.Status, IsError: res.IsError, Result: res.Text})
 }
 
 // intentState is the turn's intent when intent mode is on.

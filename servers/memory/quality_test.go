@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domo-agent/domo/servers/internal/mcpkit/mcpkittest"
+
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -274,7 +276,7 @@ func recallQuality(t *testing.T, c *client.Client, q qualityQuestion) Recall {
 	if q.includeSensitive {
 		args["include_sensitive"] = true
 	}
-	return callJSON[Recall](t, c, "memory_recall", args)
+	return mcpkittest.Structured[Recall](t, c, "memory_recall", args)
 }
 
 // check says what is wrong with a recall for q, or "" when nothing is.

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,21 +41,6 @@ func call(t testing.TB, c *client.Client, name string, args any) (string, bool) 
 	return mcpkittest.Text(res), res.IsError
 }
 
-// callJSON calls a tool that must succeed and decodes its structured content.
-func callJSON[T any](t testing.TB, c *client.Client, name string, args any) T {
-	t.Helper()
-	res := mcpkittest.Call(t, c, name, args)
-	if res.IsError {
-		t.Fatalf("%s %v: %s", name, args, mcpkittest.Text(res))
-	}
-	var v T
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("%s: structured content %s: %v", name, b, err)
-	}
-	return v
-}
-
 func TestAnnotations(t *testing.T) {
 	srv, err := NewServer(nil).MCP()
 	if err != nil {
@@ -87,13 +71,13 @@ func TestSchemas(t *testing.T) {
 func TestRememberRecallRoundTrip(t *testing.T) {
 	s := openStore(t, nil)
 	c := newClient(t, s)
-	out := callJSON[rememberResult](t, c, "memory_remember", map[string]any{
+	out := mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{
 		"text": "The user's boss is Sarah Chen.", "tags": []string{"work"}, "entities": []string{"Sarah Chen"},
 	})
 	if len(out.Results) != 1 || out.Results[0].Status != "created" {
 		t.Fatalf("remember = %+v", out)
 	}
-	r := callJSON[Recall](t, c, "memory_recall", map[string]any{"query": "who is my boss?"})
+	r := mcpkittest.Structured[Recall](t, c, "memory_recall", map[string]any{"query": "who is my boss?"})
 	if len(r.Memories) != 1 || r.Memories[0].ID != out.Results[0].ID {
 		t.Fatalf("recall = %+v", r)
 	}

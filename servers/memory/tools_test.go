@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/domo-agent/domo/servers/internal/mcpkit/mcpkittest"
 )
 
 func TestRememberValidation(t *testing.T) {
@@ -39,14 +41,14 @@ func TestRememberValidation(t *testing.T) {
 		})
 	}
 	// A failed batch stores nothing.
-	if l := callJSON[listResult](t, c, "memory_list", map[string]any{}); l.Total != 0 {
+	if l := mcpkittest.Structured[listResult](t, c, "memory_list", map[string]any{}); l.Total != 0 {
 		t.Errorf("after failed calls, %d memories are stored", l.Total)
 	}
 }
 
 func TestNearDuplicatesUpdate(t *testing.T) {
 	c := newClient(t, openStore(t, nil))
-	first := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": "The user prefers dark mode in all editors.", "tags": []string{"tools"}})
+	first := mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"text": "The user prefers dark mode in all editors.", "tags": []string{"tools"}})
 	for _, tc := range []struct {
 		text, status string
 	}{
@@ -55,37 +57,37 @@ func TestNearDuplicatesUpdate(t *testing.T) {
 		{"User prefers dark mode in editors", "updated"},
 		{"The user prefers light mode in all editors.", "created"},
 	} {
-		out := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": tc.text})
+		out := mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"text": tc.text})
 		if got := out.Results[0]; got.Status != tc.status || (tc.status != "created") != (got.ID == first.Results[0].ID) {
 			t.Errorf("remember %q = %+v, want %s (first was %s)", tc.text, got, tc.status, first.Results[0].ID)
 		}
 	}
 	// Long sentences that differ in a name or a number are different facts.
-	base := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": "Ravi recommended a small Portuguese restaurant in Lisbon that serves grilled sardines every summer evening."})
+	base := mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"text": "Ravi recommended a small Portuguese restaurant in Lisbon that serves grilled sardines every summer evening."})
 	for _, text := range []string{
 		"Ravi recommended a small Portuguese restaurant in Osaka that serves grilled sardines every summer evening.",
 		"Ravi recommended a small Portuguese restaurant in Lisbon that serves grilled sardines every summer evening since 2019.",
 	} {
-		if out := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": text}); out.Results[0].Status != "created" || out.Results[0].ID == base.Results[0].ID {
+		if out := mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"text": text}); out.Results[0].Status != "created" || out.Results[0].ID == base.Results[0].ID {
 			t.Errorf("remember %q = %+v, want a new memory", text, out.Results[0])
 		}
 	}
-	if out := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": "Ravi recommended a small Portuguese restaurant in Lisbon which serves grilled sardines every summer evening."}); out.Results[0].ID != base.Results[0].ID {
+	if out := mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"text": "Ravi recommended a small Portuguese restaurant in Lisbon which serves grilled sardines every summer evening."}); out.Results[0].ID != base.Results[0].ID {
 		t.Errorf("a reworded sentence = %+v, want an update of %s", out.Results[0], base.Results[0].ID)
 	}
 	// Duplicates inside one batch merge too, and a merge keeps tags.
-	out := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"memories": []any{
+	out := mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"memories": []any{
 		map[string]any{"text": "Mia's school starts at 8:15 every weekday", "tags": []string{"family"}},
 		map[string]any{"text": "Mia's school starts at 8:15 every weekday.", "tags": []string{"school"}},
 	}})
 	if out.Results[0].ID != out.Results[1].ID || out.Results[1].Status != "updated" {
 		t.Errorf("batch duplicates = %+v", out.Results)
 	}
-	l := callJSON[listResult](t, c, "memory_list", map[string]any{"tags": []string{"school"}})
+	l := mcpkittest.Structured[listResult](t, c, "memory_list", map[string]any{"tags": []string{"school"}})
 	if l.Total != 1 || strings.Join(l.Memories[0].Tags, ",") != "family,school" {
 		t.Errorf("merged memory = %+v", l.Memories)
 	}
-	if l := callJSON[listResult](t, c, "memory_list", map[string]any{}); l.Total != 6 {
+	if l := mcpkittest.Structured[listResult](t, c, "memory_list", map[string]any{}); l.Total != 6 {
 		t.Errorf("%d memories stored, want 6", l.Total)
 	}
 }
@@ -94,7 +96,7 @@ func TestNearDuplicatesUpdate(t *testing.T) {
 // cause an error, and real matches are still found.
 func TestHostileQueries(t *testing.T) {
 	c := newClient(t, openStore(t, nil))
-	callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": "The user's cat is called NEAR, a grey tabby."})
+	mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"text": "The user's cat is called NEAR, a grey tabby."})
 	for _, q := range []string{
 		`"`, `""`, `'`, `*`, `cat*`, `^cat`, `cat AND`, `OR OR OR`, `NOT cat`, `NEAR(cat tabby)`, `cat:tabby`,
 		`text:cat`, `{text tags}: cat`, `(cat`, `cat)`, `-cat`, `+cat`, `cat -- comment`, `'; DROP TABLE memories; --`,
@@ -107,12 +109,12 @@ func TestHostileQueries(t *testing.T) {
 		}
 	}
 	for _, q := range []string{`cat*`, `NEAR(cat tabby)`, `"grey tabby"`, `cat:tabby`, `CAT?!`} {
-		r := callJSON[Recall](t, c, "memory_recall", map[string]any{"query": q})
+		r := mcpkittest.Structured[Recall](t, c, "memory_recall", map[string]any{"query": q})
 		if len(r.Memories) != 1 {
 			t.Errorf("recall %q found %d memories, want the cat", q, len(r.Memories))
 		}
 	}
-	if l := callJSON[listResult](t, c, "memory_list", map[string]any{}); l.Total != 1 {
+	if l := mcpkittest.Structured[listResult](t, c, "memory_list", map[string]any{}); l.Total != 1 {
 		t.Errorf("after the hostile queries %d memories are listed, want 1", l.Total)
 	}
 	if _, isErr := call(t, c, "memory_recall", map[string]any{"query": ""}); !isErr {
@@ -128,7 +130,7 @@ func TestHostileQueries(t *testing.T) {
 
 func TestRecallFiltersAndGate(t *testing.T) {
 	c := newClient(t, openStore(t, nil))
-	callJSON[rememberResult](t, c, "memory_remember", map[string]any{"memories": []any{
+	mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"memories": []any{
 		map[string]any{"text": "The user ran the Lisbon half marathon.", "kind": "event", "occurred_at": "2025-03-09", "tags": []string{"running"}},
 		map[string]any{"text": "The user prefers trail running to road running.", "kind": "preference"},
 		map[string]any{"text": "The user was diagnosed with asthma after a running injury.", "tags": []string{"health"}},
@@ -148,7 +150,7 @@ func TestRecallFiltersAndGate(t *testing.T) {
 		{"gate", map[string]any{"query": "capital of France"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := callJSON[Recall](t, c, "memory_recall", tc.args)
+			r := mcpkittest.Structured[Recall](t, c, "memory_recall", tc.args)
 			var got []string
 			for _, m := range r.Memories {
 				got = append(got, strings.Join(strings.Fields(m.Text)[:3], " "))
@@ -167,30 +169,30 @@ func TestRecallFiltersAndGate(t *testing.T) {
 
 func TestForgetPreviewThenConfirm(t *testing.T) {
 	c := newClient(t, openStore(t, nil))
-	out := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"memories": []any{
+	out := mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"memories": []any{
 		map[string]any{"text": "The user's old address was 12 Elm Street."},
 		map[string]any{"text": "The user moved from Elm Street to Oak Avenue."},
 		map[string]any{"text": "The user likes oak furniture."},
 	}})
-	p := callJSON[forgetResult](t, c, "memory_forget", map[string]any{"query": "Elm Street"})
+	p := mcpkittest.Structured[forgetResult](t, c, "memory_forget", map[string]any{"query": "Elm Street"})
 	if !p.Preview || len(p.Matches) != 2 || len(p.Forgotten) != 0 {
 		t.Fatalf("preview = %+v", p)
 	}
-	if l := callJSON[listResult](t, c, "memory_list", map[string]any{}); l.Total != 3 {
+	if l := mcpkittest.Structured[listResult](t, c, "memory_list", map[string]any{}); l.Total != 3 {
 		t.Fatalf("the preview deleted something: %d left", l.Total)
 	}
-	done := callJSON[forgetResult](t, c, "memory_forget", map[string]any{"query": "Elm Street", "confirm": true})
+	done := mcpkittest.Structured[forgetResult](t, c, "memory_forget", map[string]any{"query": "Elm Street", "confirm": true})
 	if len(done.Forgotten) != 2 {
 		t.Fatalf("confirm = %+v", done)
 	}
-	byID := callJSON[forgetResult](t, c, "memory_forget", map[string]any{"ids": []string{out.Results[2].ID, "m999"}})
+	byID := mcpkittest.Structured[forgetResult](t, c, "memory_forget", map[string]any{"ids": []string{out.Results[2].ID, "m999"}})
 	if len(byID.Forgotten) != 1 || len(byID.Missing) != 1 {
 		t.Errorf("forget by id = %+v", byID)
 	}
-	if l := callJSON[listResult](t, c, "memory_list", map[string]any{}); l.Total != 0 {
+	if l := mcpkittest.Structured[listResult](t, c, "memory_list", map[string]any{}); l.Total != 0 {
 		t.Errorf("%d memories left", l.Total)
 	}
-	if r := callJSON[Recall](t, c, "memory_recall", map[string]any{"query": "Elm Street"}); len(r.Memories) != 0 {
+	if r := mcpkittest.Structured[Recall](t, c, "memory_recall", map[string]any{"query": "Elm Street"}); len(r.Memories) != 0 {
 		t.Errorf("forgotten memories are still recalled: %+v", r.Memories)
 	}
 	for _, args := range []map[string]any{{}, {"ids": []string{"x12"}}, {"ids": []string{"m1"}, "query": "a"}} {
@@ -203,29 +205,29 @@ func TestForgetPreviewThenConfirm(t *testing.T) {
 func TestUpdateListStats(t *testing.T) {
 	s := openStore(t, nil)
 	c := newClient(t, s)
-	out := callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": "The user drives a blue Volvo.", "tags": []string{"car"}})
+	out := mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"text": "The user drives a blue Volvo.", "tags": []string{"car"}})
 	id := out.Results[0].ID
-	m := callJSON[Memory](t, c, "memory_update", map[string]any{"id": id, "text": "The user drives a red Tesla.", "add_tags": []string{"ev"}, "importance": 0})
+	m := mcpkittest.Structured[Memory](t, c, "memory_update", map[string]any{"id": id, "text": "The user drives a red Tesla.", "add_tags": []string{"ev"}, "importance": 0})
 	if m.Text != "The user drives a red Tesla." || strings.Join(m.Tags, ",") != "car,ev" || m.Importance != 0 {
 		t.Errorf("updated = %+v", m)
 	}
-	if r := callJSON[Recall](t, c, "memory_recall", map[string]any{"query": "Volvo"}); len(r.Memories) != 0 {
+	if r := mcpkittest.Structured[Recall](t, c, "memory_recall", map[string]any{"query": "Volvo"}); len(r.Memories) != 0 {
 		t.Errorf("the old text is still indexed: %+v", r.Memories)
 	}
-	if r := callJSON[Recall](t, c, "memory_recall", map[string]any{"query": "tesla", "min_score": 0.01}); len(r.Memories) != 1 {
+	if r := mcpkittest.Structured[Recall](t, c, "memory_recall", map[string]any{"query": "tesla", "min_score": 0.01}); len(r.Memories) != 1 {
 		t.Errorf("the new text is not indexed: %+v", r)
 	}
 	if text, isErr := call(t, c, "memory_update", map[string]any{"id": "m404", "text": "x y"}); !isErr || !strings.Contains(text, "no memory has the id m404") {
 		t.Errorf("update of a missing id = %q", text)
 	}
 	for i := range 25 {
-		callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": "Numbered note about topic " + strings.Repeat("x", i+1), "kind": "note"})
+		mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"text": "Numbered note about topic " + strings.Repeat("x", i+1), "kind": "note"})
 	}
-	l := callJSON[listResult](t, c, "memory_list", map[string]any{"kinds": []string{"note"}, "limit": 10, "offset": 20})
+	l := mcpkittest.Structured[listResult](t, c, "memory_list", map[string]any{"kinds": []string{"note"}, "limit": 10, "offset": 20})
 	if l.Total != 25 || len(l.Memories) != 5 || l.NextOffset != 0 {
 		t.Errorf("page 3 = total %d, %d memories, next %d", l.Total, len(l.Memories), l.NextOffset)
 	}
-	st := callJSON[Stats](t, c, "memory_stats", map[string]any{})
+	st := mcpkittest.Structured[Stats](t, c, "memory_stats", map[string]any{})
 	if st.Memories != 26 || st.ByKind["note"] != 25 || st.SchemaVersion != len(migrations) || st.Path != s.Path() {
 		t.Errorf("stats = %+v", st)
 	}
@@ -233,29 +235,29 @@ func TestUpdateListStats(t *testing.T) {
 
 func TestGraph(t *testing.T) {
 	c := newClient(t, openStore(t, nil))
-	callJSON[rememberResult](t, c, "memory_remember", map[string]any{"text": "Sarah Chen runs the platform team.", "entities": []string{"Sarah Chen"}})
-	l := callJSON[linkResult](t, c, "memory_link", map[string]any{"from": "Sarah Chen", "relation": "boss_of", "to": "user", "from_type": "person"})
+	mcpkittest.Structured[rememberResult](t, c, "memory_remember", map[string]any{"text": "Sarah Chen runs the platform team.", "entities": []string{"Sarah Chen"}})
+	l := mcpkittest.Structured[linkResult](t, c, "memory_link", map[string]any{"from": "Sarah Chen", "relation": "boss_of", "to": "user", "from_type": "person"})
 	if l.Results[0].Status != "linked" {
 		t.Errorf("link = %+v", l)
 	}
-	if l := callJSON[linkResult](t, c, "memory_link", map[string]any{"from": "sarah  chen", "relation": "boss_of", "to": "user"}); l.Results[0].Status != "exists" {
+	if l := mcpkittest.Structured[linkResult](t, c, "memory_link", map[string]any{"from": "sarah  chen", "relation": "boss_of", "to": "user"}); l.Results[0].Status != "exists" {
 		t.Errorf("relinking, names compared without case = %+v", l)
 	}
-	e := callJSON[entitiesResult](t, c, "memory_entities", map[string]any{"names": []string{"Sarah Chen"}})
+	e := mcpkittest.Structured[entitiesResult](t, c, "memory_entities", map[string]any{"names": []string{"Sarah Chen"}})
 	if len(e.Entities) != 1 || e.Entities[0].Type != "person" || len(e.Entities[0].Observations) != 1 || len(e.Entities[0].Relations) != 1 {
 		t.Fatalf("entity = %+v", e)
 	}
-	if e := callJSON[entitiesResult](t, c, "memory_entities", map[string]any{"query": "platform"}); len(e.Entities) != 1 {
+	if e := mcpkittest.Structured[entitiesResult](t, c, "memory_entities", map[string]any{"query": "platform"}); len(e.Entities) != 1 {
 		t.Errorf("search by what memories say = %+v", e)
 	}
-	if r := callJSON[Recall](t, c, "memory_recall", map[string]any{"query": "who is Sarah"}); len(r.Memories) != 1 {
+	if r := mcpkittest.Structured[Recall](t, c, "memory_recall", map[string]any{"query": "who is Sarah"}); len(r.Memories) != 1 {
 		t.Errorf("recall by entity name = %+v", r)
 	}
-	f := callJSON[forgetResult](t, c, "memory_forget", map[string]any{"entities": []string{"Sarah Chen", "Nobody"}})
+	f := mcpkittest.Structured[forgetResult](t, c, "memory_forget", map[string]any{"entities": []string{"Sarah Chen", "Nobody"}})
 	if len(f.Entities) != 1 || len(f.Forgotten) != 1 || len(f.Missing) != 1 {
 		t.Errorf("forget entity = %+v", f)
 	}
-	if e := callJSON[entitiesResult](t, c, "memory_entities", map[string]any{}); e.Total != 1 || e.Entities[0].Name != "user" || len(e.Entities[0].Relations) != 0 {
+	if e := mcpkittest.Structured[entitiesResult](t, c, "memory_entities", map[string]any{}); e.Total != 1 || e.Entities[0].Name != "user" || len(e.Entities[0].Relations) != 0 {
 		t.Errorf("after forgetting Sarah: %+v", e)
 	}
 	for _, args := range []map[string]any{{}, {"from": "a", "to": "b"}, {"from": "a", "relation": "r", "to": "b", "links": []any{map[string]any{"from": "x", "relation": "y", "to": "z"}}}} {
@@ -286,15 +288,15 @@ func TestImportValidation(t *testing.T) {
 		}
 	}
 	// A failed import leaves nothing behind.
-	if e := callJSON[entitiesResult](t, c, "memory_entities", map[string]any{}); e.Total != 0 {
+	if e := mcpkittest.Structured[entitiesResult](t, c, "memory_entities", map[string]any{}); e.Total != 0 {
 		t.Errorf("a failed import left %d entities", e.Total)
 	}
-	r := callJSON[ImportResult](t, c, "memory_import", map[string]any{"content": `{"type":"entity","name":"Ada","entityType":"person","observations":["Writes compilers","Lives in London"]}
+	r := mcpkittest.Structured[ImportResult](t, c, "memory_import", map[string]any{"content": `{"type":"entity","name":"Ada","entityType":"person","observations":["Writes compilers","Lives in London"]}
 {"type":"relation","from":"Ada","to":"user","relationType":"friend_of"}`})
 	if r.Entities != 1 || r.MemoriesCreated != 2 || r.RelationsNew != 1 {
 		t.Errorf("import = %+v", r)
 	}
-	again := callJSON[ImportResult](t, c, "memory_import", map[string]any{"content": `{"type":"entity","name":"Ada","entityType":"person","observations":["Writes compilers","Lives in London"]}`})
+	again := mcpkittest.Structured[ImportResult](t, c, "memory_import", map[string]any{"content": `{"type":"entity","name":"Ada","entityType":"person","observations":["Writes compilers","Lives in London"]}`})
 	if again.MemoriesCreated != 0 || again.MemoriesUnchanged != 2 {
 		t.Errorf("import again = %+v", again)
 	}

@@ -31,20 +31,6 @@ func call(t testing.TB, c *client.Client, name string, args any) (string, bool) 
 	return mcpkittest.Text(res), res.IsError
 }
 
-func callJSON[T any](t testing.TB, c *client.Client, name string, args any) T {
-	t.Helper()
-	res := mcpkittest.Call(t, c, name, args)
-	if res.IsError {
-		t.Fatalf("%s %v: %s", name, args, mcpkittest.Text(res))
-	}
-	var v T
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("%s: structured content %s: %v", name, b, err)
-	}
-	return v
-}
-
 func TestAnnotations(t *testing.T) {
 	srv, err := NewServer(&Engine{}).MCP()
 	if err != nil {
@@ -159,7 +145,7 @@ func TestWebRead(t *testing.T) {
 	e.PageTimeout = time.Second
 	c := newClient(t, e)
 
-	r := callJSON[ReadResult](t, c, "web_read", map[string]any{"url": srv.URL + "/redirect"})
+	r := mcpkittest.Structured[ReadResult](t, c, "web_read", map[string]any{"url": srv.URL + "/redirect"})
 	if r.URL != srv.URL+"/article" || r.Title != "Seawall vote" || !strings.Contains(r.Content, "approved the **seawall** plan") || r.Published != "2026-11-20T08:00:00Z" {
 		t.Errorf("markdown read: %+v", r)
 	}
@@ -175,7 +161,7 @@ func TestWebRead(t *testing.T) {
 	var got strings.Builder
 	start, parts := 0, 0
 	for {
-		p := callJSON[ReadResult](t, c, "web_read", map[string]any{"url": srv.URL + "/long", "format": "text", "max_length": 1000, "start_index": start})
+		p := mcpkittest.Structured[ReadResult](t, c, "web_read", map[string]any{"url": srv.URL + "/long", "format": "text", "max_length": 1000, "start_index": start})
 		got.WriteString(p.Content)
 		parts++
 		if p.NextStartIndex == 0 {
@@ -218,7 +204,7 @@ func TestWebRead(t *testing.T) {
 		}
 	}
 	// A compression bomb stops at the size cap.
-	r = callJSON[ReadResult](t, c, "web_read", map[string]any{"url": srv.URL + "/bomb", "max_length": 200})
+	r = mcpkittest.Structured[ReadResult](t, c, "web_read", map[string]any{"url": srv.URL + "/bomb", "max_length": 200})
 	if !r.Truncated || r.TotalLength > 5<<20+1 {
 		t.Errorf("bomb: truncated=%v total=%d", r.Truncated, r.TotalLength)
 	}
@@ -254,16 +240,16 @@ func TestWebSearchOutput(t *testing.T) {
 		t.Errorf("SOURCES_JSON: %v %+v", err, listed)
 	}
 	// Without auto_read only titles and snippets come back.
-	out = callJSON[SearchResult](t, c, "web_search", map[string]any{"query": "seawall", "auto_read": false})
+	out = mcpkittest.Structured[SearchResult](t, c, "web_search", map[string]any{"query": "seawall", "auto_read": false})
 	if out.Sources[0].Content != "" || out.Sources[0].Status != "not read" {
 		t.Errorf("auto_read false: %+v", out.Sources[0])
 	}
 	// The news intent is read from the query when not given.
-	out = callJSON[SearchResult](t, c, "web_search", map[string]any{"query": "latest seawall news", "auto_read": false})
+	out = mcpkittest.Structured[SearchResult](t, c, "web_search", map[string]any{"query": "latest seawall news", "auto_read": false})
 	if out.Mode != "news" {
 		t.Errorf("mode %q", out.Mode)
 	}
-	hl := callJSON[SearchResult](t, c, "news_headlines", map[string]any{})
+	hl := mcpkittest.Structured[SearchResult](t, c, "news_headlines", map[string]any{})
 	if hl.Query != "top stories" || hl.Mode != "news" || len(hl.Sources) == 0 {
 		t.Errorf("headlines: %+v", hl)
 	}

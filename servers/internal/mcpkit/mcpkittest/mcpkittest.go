@@ -57,6 +57,22 @@ func Call(t testing.TB, c *client.Client, name string, args any) *mcp.CallToolRe
 	return res
 }
 
+// Structured calls a tool that must succeed and decodes its structured
+// content into T.
+func Structured[T any](t testing.TB, c *client.Client, name string, args any) T {
+	t.Helper()
+	res := Call(t, c, name, args)
+	if res.IsError {
+		t.Fatalf("%s %v: %s", name, args, Text(res))
+	}
+	var v T
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: structured content %s: %v", name, b, err)
+	}
+	return v
+}
+
 // Text joins the text content of a result.
 func Text(res *mcp.CallToolResult) string {
 	var b strings.Builder
