@@ -49,6 +49,9 @@ type braveResult struct {
 	Profile struct {
 		Name string `json:"name"`
 	} `json:"profile"`
+	MetaURL struct {
+		Favicon string `json:"favicon"`
+	} `json:"meta_url"`
 }
 
 // braveAnswer holds both shapes: web search nests results under "web",
@@ -133,6 +136,7 @@ func (b *Brave) Search(ctx context.Context, q Query) ([]Hit, error) {
 			Published: hitDate(r.PageAge, now),
 			Publisher: hitText(r.Profile.Name),
 			Image:     resolve(resp.URL, r.Thumbnail.Src),
+			Favicon:   resolve(resp.URL, r.MetaURL.Favicon),
 		}
 		if h.Published.IsZero() {
 			h.Published = hitDate(r.Age, now)

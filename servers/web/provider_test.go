@@ -115,7 +115,7 @@ func provCheckHit(t *testing.T, i int, got, want Hit, slack time.Duration) {
 	t.Helper()
 	for _, f := range []struct{ name, got, want string }{
 		{"title", got.Title, want.Title}, {"url", got.URL, want.URL}, {"snippet", got.Snippet, want.Snippet},
-		{"publisher", got.Publisher, want.Publisher}, {"image", got.Image, want.Image},
+		{"publisher", got.Publisher, want.Publisher}, {"image", got.Image, want.Image}, {"favicon", got.Favicon, want.Favicon},
 	} {
 		if f.want != "" && f.got != f.want {
 			t.Errorf("hit %d %s = %q, want %q", i, f.name, f.got, f.want)
@@ -416,6 +416,7 @@ func TestProviderBraveNews(t *testing.T) {
 	}
 	for i, want := range map[int]Hit{
 		0: {Title: "Zurich voters approve Affoltern tram line", Published: provDate("2026-11-20T06:12:00Z"), Image: "https://imgs.search.brave.com/n1/tram.jpg",
+			Favicon: "https://imgs.search.brave.com/wwwswissinfoch/favicon.png",
 			Snippet: "Voters in Zürich approved the Affoltern tram line by 61.4%, clearing the way for construction to start in 2028."},
 		2: {Published: now.AddDate(0, 0, -1)},
 		4: {Title: "Genève et Lausanne votent aussi sur le logement", Published: provDate("2026-11-19T00:00:00Z")},

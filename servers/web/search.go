@@ -230,7 +230,7 @@ func (e *Engine) source(h Hit, provider string) Source {
 	s := Source{Title: h.Title, URL: h.URL, Snippet: h.Snippet, Image: h.Image, Provider: provider}
 	if u, err := url.Parse(h.URL); err == nil {
 		s.Site = siteOf(u)
-		s.Favicon = resolve(u, "/favicon.ico")
+		s.Favicon = cmpStr(h.Favicon, resolve(u, "/favicon.ico"))
 	}
 	if h.Publisher != "" {
 		s.Site = h.Publisher
@@ -371,7 +371,9 @@ func (e *Engine) fill(s *Source, p *Page) {
 	if p.Image != "" && s.Image == "" {
 		s.Image = p.Image
 	}
-	if p.Favicon != "" {
+	// The page's own icon beats a guessed /favicon.ico, not one the
+	// provider gave.
+	if p.Favicon != "" && (s.Favicon == "" || strings.HasSuffix(s.Favicon, "/favicon.ico")) {
 		s.Favicon = p.Favicon
 	}
 	s.Content = clip(p.Text, e.ContentChars)

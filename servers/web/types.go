@@ -38,6 +38,8 @@ type Hit struct {
 	// (Google News' <source>), e.g. "The Guardian".
 	Publisher string
 	Image     string
+	// Favicon is the site's icon when the provider gives it.
+	Favicon string
 }
 
 // Provider is one search backend.
