@@ -251,7 +251,7 @@ func parsePlan(content string) searchPlan {
 	if json.Unmarshal([]byte(content), &p) != nil {
 		return searchPlan{}
 	}
-	p.Query = cutBytes(strings.Join(strings.Fields(p.Query), " "), maxQuery)
+	p.Query = cutBytes(oneLine(p.Query), maxQuery)
 	switch p.Recency {
 	case "day", "week", "month", "year":
 	default:

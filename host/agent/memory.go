@@ -348,7 +348,7 @@ var (
 )
 
 func cleanNote(s string) string {
-	return cutBytes(strings.Join(strings.Fields(s), " "), maxNoteLen)
+	return cutBytes(oneLine(s), maxNoteLen)
 }
 
 // cleanFact normalises one fact and says whether to keep it.

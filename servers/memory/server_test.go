@@ -34,13 +34,6 @@ func newClient(t testing.TB, s *Store) *client.Client {
 	return mcpkittest.Client(t, srv)
 }
 
-// call calls a tool and returns its text and whether it is an error.
-func call(t testing.TB, c *client.Client, name string, args any) (string, bool) {
-	t.Helper()
-	res := mcpkittest.Call(t, c, name, args)
-	return mcpkittest.Text(res), res.IsError
-}
-
 func TestAnnotations(t *testing.T) {
 	srv, err := NewServer(nil).MCP()
 	if err != nil {
@@ -81,7 +74,7 @@ func TestRememberRecallRoundTrip(t *testing.T) {
 	if len(r.Memories) != 1 || r.Memories[0].ID != out.Results[0].ID {
 		t.Fatalf("recall = %+v", r)
 	}
-	text, isErr := call(t, c, "memory_recall", map[string]any{"query": "who is my boss?"})
+	text, isErr := mcpkittest.CallText(t, c, "memory_recall", map[string]any{"query": "who is my boss?"})
 	if isErr || !strings.Contains(text, "["+out.Results[0].ID+"] fact · "+time.Now().Format(time.DateOnly)+" · The user's boss is Sarah Chen. #work (about Sarah Chen)") {
 		t.Errorf("pack = %s", text)
 	}

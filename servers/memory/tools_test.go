@@ -34,7 +34,7 @@ func TestRememberValidation(t *testing.T) {
 		{"batch secret", map[string]any{"memories": []any{map[string]any{"text": "fine one"}, map[string]any{"text": "token ghp_abcdefghijklmnopqrstuvwxyz0123"}}}, "memories[1]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			text, isErr := call(t, c, "memory_remember", tc.args)
+			text, isErr := mcpkittest.CallText(t, c, "memory_remember", tc.args)
 			if !isErr || !strings.Contains(text, tc.want) {
 				t.Errorf("remember %v = %q (error %v), want an error mentioning %q", tc.args, text, isErr, tc.want)
 			}
@@ -103,7 +103,7 @@ func TestHostileQueries(t *testing.T) {
 		`\x00`, "cat\x00tabby", `%`, `_`, `🐈 cat`, `ＣＡＴ`, `cat` + strings.Repeat(" AND cat", 200), strings.Repeat("(", 1000),
 		`NEAR`, `what is NEAR?`, `é`, `ß`,
 	} {
-		text, isErr := call(t, c, "memory_recall", map[string]any{"query": q})
+		text, isErr := mcpkittest.CallText(t, c, "memory_recall", map[string]any{"query": q})
 		if isErr {
 			t.Errorf("recall %q: error %s", q, text)
 		}
@@ -117,13 +117,13 @@ func TestHostileQueries(t *testing.T) {
 	if l := mcpkittest.Structured[listResult](t, c, "memory_list", map[string]any{}); l.Total != 1 {
 		t.Errorf("after the hostile queries %d memories are listed, want 1", l.Total)
 	}
-	if _, isErr := call(t, c, "memory_recall", map[string]any{"query": ""}); !isErr {
+	if _, isErr := mcpkittest.CallText(t, c, "memory_recall", map[string]any{"query": ""}); !isErr {
 		t.Error("an empty query is not an error")
 	}
-	if _, isErr := call(t, c, "memory_recall", map[string]any{"query": "cat", "limit": 0.5}); !isErr {
+	if _, isErr := mcpkittest.CallText(t, c, "memory_recall", map[string]any{"query": "cat", "limit": 0.5}); !isErr {
 		t.Error("a fractional limit is not an error")
 	}
-	if _, isErr := call(t, c, "memory_recall", map[string]any{"query": "cat", "since": "yesterday-ish"}); !isErr {
+	if _, isErr := mcpkittest.CallText(t, c, "memory_recall", map[string]any{"query": "cat", "since": "yesterday-ish"}); !isErr {
 		t.Error("a bad since is not an error")
 	}
 }
@@ -196,7 +196,7 @@ func TestForgetPreviewThenConfirm(t *testing.T) {
 		t.Errorf("forgotten memories are still recalled: %+v", r.Memories)
 	}
 	for _, args := range []map[string]any{{}, {"ids": []string{"x12"}}, {"ids": []string{"m1"}, "query": "a"}} {
-		if text, isErr := call(t, c, "memory_forget", args); !isErr {
+		if text, isErr := mcpkittest.CallText(t, c, "memory_forget", args); !isErr {
 			t.Errorf("forget %v = %q, want an error", args, text)
 		}
 	}
@@ -217,7 +217,7 @@ func TestUpdateListStats(t *testing.T) {
 	if r := mcpkittest.Structured[Recall](t, c, "memory_recall", map[string]any{"query": "tesla", "min_score": 0.01}); len(r.Memories) != 1 {
 		t.Errorf("the new text is not indexed: %+v", r)
 	}
-	if text, isErr := call(t, c, "memory_update", map[string]any{"id": "m404", "text": "x y"}); !isErr || !strings.Contains(text, "no memory has the id m404") {
+	if text, isErr := mcpkittest.CallText(t, c, "memory_update", map[string]any{"id": "m404", "text": "x y"}); !isErr || !strings.Contains(text, "no memory has the id m404") {
 		t.Errorf("update of a missing id = %q", text)
 	}
 	for i := range 25 {
@@ -261,7 +261,7 @@ func TestGraph(t *testing.T) {
 		t.Errorf("after forgetting Sarah: %+v", e)
 	}
 	for _, args := range []map[string]any{{}, {"from": "a", "to": "b"}, {"from": "a", "relation": "r", "to": "b", "links": []any{map[string]any{"from": "x", "relation": "y", "to": "z"}}}} {
-		if text, isErr := call(t, c, "memory_link", args); !isErr {
+		if text, isErr := mcpkittest.CallText(t, c, "memory_link", args); !isErr {
 			t.Errorf("link %v = %q, want an error", args, text)
 		}
 	}
@@ -282,7 +282,7 @@ func TestImportValidation(t *testing.T) {
 		{map[string]any{"path": bad}, "line 2 is not JSON"},
 		{map[string]any{"content": `{"type":"widget"}`}, "neither entity nor relation"},
 	} {
-		text, isErr := call(t, c, "memory_import", tc.args)
+		text, isErr := mcpkittest.CallText(t, c, "memory_import", tc.args)
 		if !isErr || !strings.Contains(text, tc.want) {
 			t.Errorf("import %v = %q, want an error mentioning %q", tc.args, text, tc.want)
 		}

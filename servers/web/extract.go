@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,12 +159,12 @@ func extractHTML(text string, u *url.URL) (*Page, error) {
 		p.Title = meta.title
 	}
 	if p.Published.IsZero() && meta.published != "" {
-		p.Published = parseDate(meta.published)
+		p.Published = hitDate(meta.published, time.Now())
 	}
 	if p.Favicon == "" {
 		// Readability picks only PNG icons with a size; any icon the page
 		// names beats guessing /favicon.ico.
-		p.Favicon = resolve(u, cmpStr(meta.icon, "/favicon.ico"))
+		p.Favicon = resolve(u, cmp.Or(meta.icon, "/favicon.ico"))
 	}
 	if w := countWords(p.Text); w < minArticleWords || w < 400 {
 		// Too little, or perhaps one post of a thread that readability
@@ -198,15 +199,13 @@ type docMeta struct {
 func scanDocument(doc *html.Node, p *Page) docMeta {
 	var m docMeta
 	var vis strings.Builder
-	var walk func(n *html.Node, inLink, hidden bool)
-	walk = func(n *html.Node, inLink, hidden bool) {
+	var walk func(n *html.Node, inLink bool)
+	walk = func(n *html.Node, inLink bool) {
 		switch n.Type {
 		case html.ElementNode:
 			switch n.DataAtom {
 			case atom.Script, atom.Style, atom.Template, atom.Svg:
 				return
-			case atom.Noscript:
-				hidden = false
 			case atom.Title:
 				if m.title == "" && n.FirstChild != nil {
 					m.title = strings.TrimSpace(n.FirstChild.Data)
@@ -248,10 +247,10 @@ func scanDocument(doc *html.Node, p *Page) docMeta {
 			}
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c, inLink, hidden)
+			walk(c, inLink)
 		}
 	}
-	walk(doc, false, false)
+	walk(doc, false)
 	m.visible = strings.Join(strings.Fields(vis.String()), " ")
 	return m
 }
@@ -406,14 +405,14 @@ func hasAttr(n *html.Node, key string) bool {
 	return false
 }
 
-// textOf is the text of n's subtree, scripts and styles left out.
+// textOf is the text of n's subtree as written, scripts and styles left
+// out.
 func textOf(n *html.Node) string {
 	var b strings.Builder
 	var walk func(n *html.Node)
 	walk = func(n *html.Node) {
 		if n.Type == html.TextNode {
 			b.WriteString(n.Data)
-			b.WriteByte(' ')
 			return
 		}
 		if n.Type == html.ElementNode && (n.DataAtom == atom.Script || n.DataAtom == atom.Style || n.DataAtom == atom.Template) {
@@ -648,16 +647,4 @@ func resolve(base *url.URL, ref string) string {
 		return ""
 	}
 	return r.String()
-}
-
-// parseDate reads the date formats pages and feeds use.
-func parseDate(s string) time.Time {
-	s = strings.TrimSpace(s)
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04Z07:00", "2006-01-02",
-		time.RFC1123Z, time.RFC1123, time.RFC822Z, time.RFC822, "Mon, 2 Jan 2006 15:04:05 -0700", "January 2, 2006", "2 January 2006", "Jan 2, 2006"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t
-		}
-	}
-	return time.Time{}
 }

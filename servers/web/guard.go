@@ -141,7 +141,9 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	var refused, failed error
 	for _, ip := range ips {
 		if err := g.allowed(host, ip); err != nil {
-			refused = cmpErr(refused, err)
+			if refused == nil {
+				refused = err
+			}
 			continue
 		}
 		c, err := g.dialer.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
@@ -160,13 +162,6 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 		return nil, refused
 	}
 	return nil, fmt.Errorf("%s has no address", host)
-}
-
-func cmpErr(old, e error) error {
-	if old != nil {
-		return old
-	}
-	return e
 }
 
 // CheckHost refuses a URL host that is literally a blocked address before

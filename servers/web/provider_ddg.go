@@ -186,23 +186,4 @@ func ddgLink(base *url.URL, href string) string {
 }
 
 // nodeText is the text of n and its descendants, white space collapsed.
-func nodeText(n *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		switch n.Type {
-		case html.TextNode:
-			b.WriteString(n.Data)
-			return
-		case html.ElementNode:
-			if n.Data == "script" || n.Data == "style" {
-				return
-			}
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return strings.Join(strings.Fields(b.String()), " ")
-}
+func nodeText(n *html.Node) string { return strings.Join(strings.Fields(textOf(n)), " ") }

@@ -230,7 +230,7 @@ func (e *Engine) source(h Hit, provider string) Source {
 	s := Source{Title: h.Title, URL: h.URL, Snippet: h.Snippet, Image: h.Image, Provider: provider}
 	if u, err := url.Parse(h.URL); err == nil {
 		s.Site = siteOf(u)
-		s.Favicon = cmpStr(h.Favicon, resolve(u, "/favicon.ico"))
+		s.Favicon = cmp.Or(h.Favicon, resolve(u, "/favicon.ico"))
 	}
 	if h.Publisher != "" {
 		s.Site = h.Publisher

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,7 +80,7 @@ func (s *Server) search() mcpkit.Tool {
 				news = *in.News
 			}
 			read := in.AutoRead == nil || *in.AutoRead
-			q := Query{Text: in.Query, News: news, Recency: in.Recency, Max: cmpOr(in.MaxResults, 5), Region: s.Region, Language: s.Language}
+			q := Query{Text: in.Query, News: news, Recency: in.Recency, Max: cmp.Or(in.MaxResults, 5), Region: s.Region, Language: s.Language}
 			o := SearchOptions{Progress: func(done, total int, msg string) {
 				mcpkit.Progress(ctx, req, float64(done), float64(total), "read "+msg)
 			}}
@@ -102,13 +103,6 @@ func (s *Server) search() mcpkit.Tool {
 		}),
 		mcpkit.Output[SearchResult](nil),
 	)
-}
-
-func cmpOr(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -145,8 +139,8 @@ func (s *Server) headlines() mcpkit.Tool {
 			"or web_search for coverage with the articles' text.",
 		webReads,
 		func(ctx context.Context, req mcp.CallToolRequest, in headlinesArgs) (*mcp.CallToolResult, error) {
-			q := Query{Text: in.Topic, News: true, Recency: in.Recency, Max: cmpOr(in.Max, 10),
-				Region: strings.ToUpper(cmpStr(in.Region, s.Region)), Language: cmpStr(in.Language, s.Language)}
+			q := Query{Text: in.Topic, News: true, Recency: in.Recency, Max: cmp.Or(in.Max, 10),
+				Region: strings.ToUpper(cmp.Or(in.Region, s.Region)), Language: cmp.Or(in.Language, s.Language)}
 			res, err := s.engine.Search(ctx, q, SearchOptions{})
 			if err != nil {
 				return nil, err
@@ -163,13 +157,6 @@ func (s *Server) headlines() mcpkit.Tool {
 		}),
 		mcpkit.Output[SearchResult](nil),
 	)
-}
-
-func cmpStr(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 type readArgs struct {
@@ -230,7 +217,7 @@ func (s *Server) read() mcpkit.Tool {
 
 func (s *Server) readPage(ctx context.Context, in readArgs) (ReadResult, error) {
 	f := s.engine.Fetch
-	ctx, cancel := context.WithTimeout(ctx, cmpDur(s.engine.PageTimeout, 15*time.Second)*2)
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.engine.PageTimeout, 15*time.Second)*2)
 	defer cancel()
 	resp, err := f.Fetch(ctx, Request{URL: in.URL, Page: true})
 	if err != nil {
@@ -257,7 +244,7 @@ func (s *Server) readPage(ctx context.Context, in readArgs) (ReadResult, error) 
 	if in.StartIndex > len(runes) {
 		return out, fmt.Errorf("start_index %d is past the end: the page has %d characters", in.StartIndex, len(runes))
 	}
-	max := cmpOr(in.MaxLength, 8000)
+	max := cmp.Or(in.MaxLength, 8000)
 	end := min(len(runes), in.StartIndex+max)
 	out.StartIndex = in.StartIndex
 	out.Content = string(runes[in.StartIndex:end])
@@ -265,13 +252,6 @@ func (s *Server) readPage(ctx context.Context, in readArgs) (ReadResult, error) 
 		out.NextStartIndex = end
 	}
 	return out, nil
-}
-
-func cmpDur(v, def time.Duration) time.Duration {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 func describeUnusable(why string) string {
@@ -301,7 +281,7 @@ func renderSearch(r SearchResult, excerpt int) string {
 			read++
 		}
 	}
-	fmt.Fprintf(&b, "Results for %q (%s) from %s: %d sources", r.Query, mode, cmpStr(r.Provider, "no provider"), len(r.Sources))
+	fmt.Fprintf(&b, "Results for %q (%s) from %s: %d sources", r.Query, mode, cmp.Or(r.Provider, "no provider"), len(r.Sources))
 	if read > 0 {
 		fmt.Fprintf(&b, ", %d read", read)
 	}

@@ -25,12 +25,6 @@ func newClient(t testing.TB, e *Engine) *client.Client {
 	return mcpkittest.Client(t, srv)
 }
 
-func call(t testing.TB, c *client.Client, name string, args any) (string, bool) {
-	t.Helper()
-	res := mcpkittest.Call(t, c, name, args)
-	return mcpkittest.Text(res), res.IsError
-}
-
 func TestAnnotations(t *testing.T) {
 	srv, err := NewServer(&Engine{}).MCP()
 	if err != nil {
@@ -67,7 +61,7 @@ func TestBadArguments(t *testing.T) {
 		{"news_headlines", map[string]any{"max_results": 0}, "max_results"},
 		{"web_search", map[string]any{"query": "anything"}, "no web search provider"},
 	} {
-		text, isErr := call(t, c, tc.tool, tc.args)
+		text, isErr := mcpkittest.CallText(t, c, tc.tool, tc.args)
 		if !isErr || !strings.Contains(text, tc.want) {
 			t.Errorf("%s %v: isError=%v %q, want an error mentioning %q", tc.tool, tc.args, isErr, text, tc.want)
 		}
@@ -152,7 +146,7 @@ func TestWebRead(t *testing.T) {
 	if !strings.Contains(r.Content, "[the mayor]("+srv.URL+"/mayor)") {
 		t.Errorf("links are not absolute Markdown links: %s", r.Content)
 	}
-	text, _ := call(t, c, "web_read", map[string]any{"url": srv.URL + "/article", "format": "text"})
+	text, _ := mcpkittest.CallText(t, c, "web_read", map[string]any{"url": srv.URL + "/article", "format": "text"})
 	if !strings.HasPrefix(text, "Title: Seawall vote\nURL: ") || strings.Contains(text, "**") || strings.Contains(text, "Copyright Example Media") {
 		t.Errorf("text read:\n%s", text)
 	}
@@ -175,7 +169,7 @@ func TestWebRead(t *testing.T) {
 	if parts < 5 {
 		t.Errorf("a long page came in %d parts", parts)
 	}
-	if text, isErr := call(t, c, "web_read", map[string]any{"url": srv.URL + "/long", "start_index": 1 << 20}); !isErr || !strings.Contains(text, "past the end") {
+	if text, isErr := mcpkittest.CallText(t, c, "web_read", map[string]any{"url": srv.URL + "/long", "start_index": 1 << 20}); !isErr || !strings.Contains(text, "past the end") {
 		t.Errorf("start past the end: %s", text)
 	}
 
@@ -185,7 +179,7 @@ func TestWebRead(t *testing.T) {
 		"/text":      "Line two of the notes.",
 		"/data.json": "\"population\": 545923",
 	} {
-		text, isErr := call(t, c, "web_read", map[string]any{"url": srv.URL + path})
+		text, isErr := mcpkittest.CallText(t, c, "web_read", map[string]any{"url": srv.URL + path})
 		if isErr || !strings.Contains(text, want) {
 			t.Errorf("%s: %q", path, text)
 		}
@@ -198,7 +192,7 @@ func TestWebRead(t *testing.T) {
 		"/nowhere":    "404",
 		"/slow":       "did not answer within",
 	} {
-		text, isErr := call(t, c, "web_read", map[string]any{"url": srv.URL + path})
+		text, isErr := mcpkittest.CallText(t, c, "web_read", map[string]any{"url": srv.URL + path})
 		if !isErr || !strings.Contains(text, want) {
 			t.Errorf("%s: isError=%v %q, want %q", path, isErr, text, want)
 		}

@@ -57,6 +57,13 @@ func Call(t testing.TB, c *client.Client, name string, args any) *mcp.CallToolRe
 	return res
 }
 
+// CallText calls a tool and returns its text and whether it is an error.
+func CallText(t testing.TB, c *client.Client, name string, args any) (string, bool) {
+	t.Helper()
+	res := Call(t, c, name, args)
+	return Text(res), res.IsError
+}
+
 // Structured calls a tool that must succeed and decodes its structured
 // content into T.
 func Structured[T any](t testing.TB, c *client.Client, name string, args any) T {
