@@ -11,6 +11,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 packages=()
 # tmux: the chat's end-to-end test types into domo chat and reads the screen.
 packages+=(tmux)
+# chromium: domo-browser's tests and benchmarks drive Debian's Chromium;
+# nothing downloads a browser at run time.
+packages+=(chromium)
 
 # Node.js runs the npm peers. Most machines already have it, not always from
 # apt (nvm, a tarball), so ask apt only when the command itself is missing.

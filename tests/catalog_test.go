@@ -35,7 +35,8 @@ var domoServers = []string{"files", "memory", "web", "browser", "ax", "voice"}
 // (browser_evaluate, say) must get that flag here, or its catalog entry looks
 // stale.
 var catalogServerArgs = map[string]func(t *testing.T) []string{
-	"files": func(t *testing.T) []string { return []string{t.TempDir()} },
+	"files":   func(t *testing.T) []string { return []string{t.TempDir()} },
+	"browser": func(t *testing.T) []string { return []string{"--enable-evaluate"} },
 }
 
 // permissionsFile is the shape of configs/domo/permissions.json.

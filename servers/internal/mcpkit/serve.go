@@ -85,6 +85,9 @@ func (a App) Run(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return err
 	}
+	if srv.Close != nil {
+		defer srv.Close()
+	}
 	if *listTools {
 		return srv.printTools(stdout)
 	}

@@ -15,6 +15,9 @@ type Server struct {
 	Name  string
 	Tools []Tool
 	MCP   *server.MCPServer
+	// Close, when set, releases what the server holds (a browser, say)
+	// once serving ends.
+	Close func()
 }
 
 // NewServer builds an MCP server offering tools. It refuses tools whose
