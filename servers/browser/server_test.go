@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -117,6 +118,11 @@ setTimeout(() => { throw new Error('boom') }, 0);
 	mux.HandleFunc("/to", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Query().Get("u"), http.StatusFound)
 	})
+	mux.HandleFunc("/remember", html(`<!doctype html><title>Remember</title><p id="m"></p><script>
+const v = localStorage.getItem('k');
+document.getElementById('m').textContent = v ? 'remembered: ' + v : 'first visit';
+localStorage.setItem('k', 'hello');
+</script>`))
 	mux.HandleFunc("/api/data", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"ok":true}`) })
 	mux.HandleFunc("/", html(`<!doctype html><title>Home</title><h1>Home page</h1><p>Welcome.</p><a href="/buttons">Buttons</a>`))
 	s := httptest.NewServer(mux)
@@ -522,4 +528,63 @@ func TestScreenshotAndEvaluate(t *testing.T) {
 	mustContain(t, out, `"Save"`)
 	msg := callErr(t, c, "browser_evaluate", map[string]any{"function": "() => { throw new Error('nope') }"})
 	mustContain(t, msg, "nope")
+}
+
+func TestPersistentProfile(t *testing.T) {
+	ts := site(t)
+	profile := t.TempDir()
+	for i, want := range []string{"first visit", "remembered: hello"} {
+		c, b := newClient(t, Options{UserDataDir: profile}, false)
+		out := call(t, c, "browser_navigate", map[string]any{"url": ts.URL + "/remember"})
+		mustContain(t, out, want)
+		b.Close()
+		if i == 0 {
+			if _, err := os.Stat(filepath.Join(profile, "Default")); err != nil {
+				t.Fatalf("the profile was not kept: %v", err)
+			}
+		}
+	}
+}
+
+func TestAttachToRunningChrome(t *testing.T) {
+	requireChrome(t)
+	ts := site(t)
+	chrome, _ := FindChrome()
+	dir := t.TempDir()
+	cmd := exec.Command(chrome, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--remote-debugging-port=0", "--user-data-dir="+dir, ts.URL+"/")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var port string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort")); err == nil {
+			port, _, _ = strings.Cut(string(b), "\n")
+			break
+		}
+	}
+	if port == "" {
+		t.Fatal("chromium wrote no DevToolsActivePort")
+	}
+	c, b := newClient(t, Options{CDPEndpoint: "http://127.0.0.1:" + port}, false)
+	out := call(t, c, "browser_navigate", map[string]any{"url": ts.URL + "/form"})
+	mustContain(t, out, "Order form")
+	out = call(t, c, "browser_tabs", map[string]any{"action": "list"})
+	mustContain(t, out, "Order form")
+	b.Close()
+	// Detaching leaves the user's browser and their own tab alone.
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("closing the server ended the user's browser: %v", err)
+	}
+	resp, err := http.Get("http://127.0.0.1:" + port + "/json/list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list bytes.Buffer
+	list.ReadFrom(resp.Body)
+	if !strings.Contains(list.String(), `"title": "Home"`) {
+		t.Errorf("the user's own tab is gone:\n%s", list.String())
+	}
 }
