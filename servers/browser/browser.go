@@ -140,17 +140,27 @@ func (b *Browser) stop() {
 	}
 	b.session = nil
 	for _, t := range s.tabs {
-		t.cancel()
+		if t.ctx != s.root { // the first tab's context owns the browser
+			t.cancel()
+		}
 	}
-	if s.remote {
-		s.rootCancel()
-	} else {
-		// A graceful close lets Chromium flush a persistent profile.
+	if !s.remote {
+		// A graceful close lets Chromium write a persistent profile out;
+		// wait for it to exit before the allocator kills what is left.
+		var proc *os.Process
+		if c := chromedp.FromContext(s.root); c != nil && c.Browser != nil {
+			proc = c.Browser.Process()
+		}
 		ctx, cancel := context.WithTimeout(s.root, 3*time.Second)
 		_ = chromedp.Cancel(ctx)
 		cancel()
-		s.rootCancel()
+		for deadline := time.Now().Add(5 * time.Second); proc != nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if proc.Signal(syscall.Signal(0)) != nil {
+				break
+			}
+		}
 	}
+	s.rootCancel()
 	s.allocCancel()
 }
 

@@ -28,11 +28,7 @@ func (t *Tab) hasText(ctx context.Context, s string) (bool, error) {
 	arg, _ := json.Marshal(strings.ToLower(s))
 	obj, exc, err := t.evalIn(ctx, w, `(t => { const b = document.body; return !!b && b.innerText.toLowerCase().includes(t); })(`+string(arg)+`)`, true)
 	if err != nil || exc != nil {
-		t.mu.Lock()
-		if t.world == w {
-			t.world = 0 // the document may have changed: make the world again
-		}
-		t.mu.Unlock()
+		t.forgetWorld(w) // the document may have changed: make the world again
 		return false, nil
 	}
 	var has bool

@@ -26,7 +26,7 @@ import (
 
 // requireChrome skips loudly when no Chromium is installed, and fails
 // under CI, where the browser tests must run.
-func requireChrome(t *testing.T) {
+func requireChrome(t testing.TB) {
 	t.Helper()
 	if _, err := FindChrome(); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -37,7 +37,7 @@ func requireChrome(t *testing.T) {
 }
 
 // site serves the test pages.
-func site(t *testing.T) *httptest.Server {
+func site(t testing.TB) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	html := func(body string) http.HandlerFunc {
@@ -131,7 +131,7 @@ localStorage.setItem('k', 'hello');
 }
 
 // newClient starts a server over a fresh browser with o.
-func newClient(t *testing.T, o Options, evaluate bool) (*client.Client, *Browser) {
+func newClient(t testing.TB, o Options, evaluate bool) (*client.Client, *Browser) {
 	t.Helper()
 	requireChrome(t)
 	b := New(o)
@@ -322,6 +322,12 @@ func TestButtonsLinksAndTabs(t *testing.T) {
 
 	out = call(t, c, "browser_click", map[string]any{"ref": ref(t, call(t, c, "browser_snapshot", nil), "link", "Go to the form")})
 	mustContain(t, out, "A new page loaded", "Order form")
+
+	// Closing the first tab leaves the browser and the other tab running.
+	out = call(t, c, "browser_tabs", map[string]any{"action": "close", "index": 1})
+	mustContain(t, out, "Closed tab 1", "1 open tabs", "* 3. Home")
+	out = call(t, c, "browser_navigate", map[string]any{"url": ts.URL + "/form"})
+	mustContain(t, out, "Tab 3: Order form")
 }
 
 func TestDialogs(t *testing.T) {
@@ -550,7 +556,13 @@ func TestAttachToRunningChrome(t *testing.T) {
 	requireChrome(t)
 	ts := site(t)
 	chrome, _ := FindChrome()
-	dir := t.TempDir()
+	// Not t.TempDir: Chromium's helper processes may still write to it
+	// for a moment after the browser is killed.
+	dir, err := os.MkdirTemp("", "domo-attach-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	cmd := exec.Command(chrome, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--remote-debugging-port=0", "--user-data-dir="+dir, ts.URL+"/")
 	if err := cmd.Start(); err != nil {
@@ -559,7 +571,7 @@ func TestAttachToRunningChrome(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	var port string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort")); err == nil && strings.Contains(string(b), "\n") {
 			port, _, _ = strings.Cut(string(b), "\n")
 			break
 		}

@@ -41,8 +41,8 @@ type Tab struct {
 
 	// Set on the read loop, read by tool calls.
 	mu       sync.Mutex
-	world    runtime.ExecutionContextID // 0: must be made again
-	doc      int                        // counts main-frame documents
+	worlds   map[cdp.FrameID]world // Domo's world in each frame's document
+	doc      int                   // counts main-frame documents
 	mainID   cdp.FrameID
 	loading  bool
 	loaded   chan struct{} // closed by the load event of the current document
@@ -60,6 +60,12 @@ type Tab struct {
 }
 
 type refRange struct{ from, to, doc int }
+
+// world is an execution context of Domo's isolated world.
+type world struct {
+	id     runtime.ExecutionContextID
+	unique string
+}
 
 type consoleEntry struct {
 	Level string `json:"level"`
@@ -81,7 +87,7 @@ type request struct {
 }
 
 func newTab(b *Browser, id int, ctx context.Context, cancel context.CancelFunc) *Tab {
-	return &Tab{b: b, id: id, ctx: ctx, cancel: cancel, loaded: make(chan struct{}), dialogCh: make(chan struct{}), byID: map[network.RequestID]*request{}}
+	return &Tab{b: b, id: id, ctx: ctx, cancel: cancel, loaded: make(chan struct{}), dialogCh: make(chan struct{}), byID: map[network.RequestID]*request{}, worlds: map[cdp.FrameID]world{}}
 }
 
 func (t *Tab) targetID() target.ID {
@@ -99,6 +105,14 @@ func (t *Tab) init(ctx context.Context) error {
 	go t.readConsole()
 	cctx, cancel := t.callCtx(ctx, t.b.opts.ActionTimeout)
 	defer cancel()
+	// Chromium makes Domo's world and runs the page script in every new
+	// document as it is created, so a snapshot right after a load finds it
+	// ready.
+	if _, err := chromedp.Call(cctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: snapshotJS, WorldName: worldName,
+	}); err != nil {
+		return err
+	}
 	tree, err := chromedp.Call(cctx, page.GetFrameTree, cdp.Empty{})
 	if err == nil && tree.FrameTree != nil && tree.FrameTree.Frame != nil {
 		t.mu.Lock()
@@ -158,7 +172,6 @@ func (t *Tab) event(ev any) {
 		if ev.Frame.ParentID == "" {
 			t.mainID = ev.Frame.ID
 			t.doc++
-			t.world = 0
 		}
 	case *page.EventFrameStartedLoading:
 		if ev.FrameID == t.mainID {
@@ -171,8 +184,23 @@ func (t *Tab) event(ev any) {
 		default:
 			close(t.loaded)
 		}
+	case *runtime.EventExecutionContextCreated:
+		if ev.Context.Name == worldName {
+			var aux struct {
+				FrameID cdp.FrameID `json:"frameId"`
+			}
+			if json.Unmarshal(ev.Context.AuxData, &aux) == nil && aux.FrameID != "" {
+				t.worlds[aux.FrameID] = world{id: ev.Context.ID, unique: ev.Context.UniqueID}
+			}
+		}
+	case *runtime.EventExecutionContextDestroyed:
+		for f, w := range t.worlds {
+			if w.unique == ev.ExecutionContextUniqueID {
+				delete(t.worlds, f)
+			}
+		}
 	case *runtime.EventExecutionContextsCleared:
-		t.world = 0
+		clear(t.worlds)
 	case *page.EventJavascriptDialogOpening:
 		t.dialog = ev
 		select {
@@ -250,10 +278,11 @@ func dialogError(d *page.EventJavascriptDialogOpening) error {
 // script loaded, when the current document does not have it yet.
 func (t *Tab) ensureWorld(ctx context.Context) (runtime.ExecutionContextID, error) {
 	t.mu.Lock()
-	w, frame := t.world, t.mainID
+	frame := t.mainID
+	w, ok := t.worlds[frame]
 	t.mu.Unlock()
-	if w != 0 {
-		return w, nil
+	if ok {
+		return w.id, nil
 	}
 	if frame == "" {
 		tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
@@ -272,7 +301,7 @@ func (t *Tab) ensureWorld(ctx context.Context) (runtime.ExecutionContextID, erro
 		return 0, fmt.Errorf("load the page script: %v%v", err, excText(exc))
 	}
 	t.mu.Lock()
-	t.world, t.mainID = res.ExecutionContextID, frame
+	t.worlds[frame] = world{id: res.ExecutionContextID}
 	t.mu.Unlock()
 	return res.ExecutionContextID, nil
 }
@@ -296,6 +325,18 @@ func excText(exc *runtime.ExceptionDetails) string {
 		return d
 	}
 	return exc.Text
+}
+
+// forgetWorld drops a world that no longer answers, so the next call
+// makes it again.
+func (t *Tab) forgetWorld(id runtime.ExecutionContextID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for f, w := range t.worlds {
+		if w.id == id {
+			delete(t.worlds, f)
+		}
+	}
 }
 
 // scriptError is an exception thrown by the page script, which speaks to
@@ -325,11 +366,7 @@ func (t *Tab) call(ctx context.Context, fn string, arg any, out any) (*runtime.R
 		obj, exc, err := t.evalIn(ctx, w, expr, out != nil)
 		if err != nil && attempt == 0 && strings.Contains(err.Error(), "context") {
 			// The document changed under us: make the world again.
-			t.mu.Lock()
-			if t.world == w {
-				t.world = 0
-			}
-			t.mu.Unlock()
+			t.forgetWorld(w)
 			continue
 		}
 		if err != nil {

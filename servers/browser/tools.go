@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -739,7 +740,14 @@ func (b *Browser) tabsAction(ctx context.Context, in tabsArgs) (string, error) {
 			t.last = nil
 			return fmt.Sprintf("Tab %d was the only tab: it now shows a blank page.", t.id), nil
 		}
-		t.cancel()
+		if t.ctx == s.root {
+			// The first tab's context owns the browser: close only the page.
+			if _, err := chromedp.CallBrowser(t.ctx, target.CloseTarget, target.CloseTargetParams{TargetID: t.targetID()}); err != nil {
+				return "", t.wrap(err)
+			}
+		} else {
+			t.cancel()
+		}
 		s.tabs = append(s.tabs[:i], s.tabs[i+1:]...)
 		if s.cur >= i && s.cur > 0 {
 			s.cur--

@@ -39,7 +39,9 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	fs.IntVar(&o.memoryQueries, "memory-queries", 200, "recall queries per size in the memory part")
 	fs.DurationVar(&o.memoryLimit, "memory-limit", 5*time.Minute, "time each memory server may spend storing, and again recalling, at each size")
 	fs.IntVar(&o.webRuns, "web-runs", 5, "timed search-and-read runs per server in the web part")
-	only := fs.String("only", "", "run one part: files, audit, host, memory or web")
+	fs.IntVar(&o.browserStarts, "browser-starts", 5, "cold starts to a first snapshot per server in the browser part")
+	fs.IntVar(&o.browserRuns, "browser-runs", 30, "timed navigate-and-snapshot runs per server in the browser part")
+	only := fs.String("only", "", "run one part: files, audit, host, memory, web or browser")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,7 +57,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	parts := []struct {
 		name string
 		run  func(ctx context.Context, w io.Writer, root, tmp string, o options) error
-	}{{"files", benchFiles}, {"audit", benchAudit}, {"host", benchHost}, {"memory", benchMemory}, {"web", benchWeb}}
+	}{{"files", benchFiles}, {"audit", benchAudit}, {"host", benchHost}, {"memory", benchMemory}, {"web", benchWeb}, {"browser", benchBrowser}}
 	ran := false
 	for _, p := range parts {
 		if *only != "" && *only != p.name {
@@ -70,7 +72,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	if !ran {
-		return fmt.Errorf("-only %q: want files, audit, host, memory or web", *only)
+		return fmt.Errorf("-only %q: want files, audit, host, memory, web or browser", *only)
 	}
 	return nil
 }
@@ -83,6 +85,8 @@ type options struct {
 	memoryQueries         int
 	memoryLimit           time.Duration
 	webRuns               int
+	browserStarts         int
+	browserRuns           int
 }
 
 // benchFiles compares domo-files with the reference filesystem server.
