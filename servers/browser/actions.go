@@ -138,6 +138,7 @@ type elementState struct {
 	Checked  *bool  `json:"checked"`
 	Select   bool   `json:"select"`
 	Multiple bool   `json:"multiple"`
+	Nav      bool   `json:"nav"` // a link or a submit button: a click likely navigates
 }
 
 const stateFn = `function() {
@@ -149,7 +150,8 @@ const stateFn = `function() {
   else if (/^(checkbox|radio|switch|menuitemcheckbox|menuitemradio)$/.test(role)) checked = this.getAttribute('aria-checked') === 'true';
   const textInput = tag === 'textarea' || (tag === 'input' && !/^(checkbox|radio|submit|button|reset|image|file|range|color|hidden)$/.test(type));
   const disabled = !!this.disabled || (this.closest && !!this.closest('[aria-disabled="true"],fieldset[disabled]'));
-  return {tag, type, disabled, editable: (textInput && !this.readOnly) || this.isContentEditable || role === 'textbox' || role === 'searchbox' || role === 'combobox' && textInput,
+  const nav = (tag === 'a' && this.hasAttribute('href')) || (this.form && (type === 'submit' || type === 'image' || (tag === 'button' && type !== 'button' && type !== 'reset')));
+  return {tag, type, disabled, nav: !!nav, editable: (textInput && !this.readOnly) || this.isContentEditable || role === 'textbox' || role === 'searchbox' || role === 'combobox' && textInput,
     checked, select: tag === 'select', multiple: !!this.multiple};
 }`
 
@@ -214,6 +216,11 @@ func (t *Tab) click(ctx context.Context, ref, button string, double bool, mods [
 	mod, err := modifiers(mods)
 	if err != nil {
 		return err
+	}
+	if st.Nav {
+		t.mu.Lock()
+		t.expectNav = true
+		t.mu.Unlock()
 	}
 	x, y, err := t.point(ctx, obj)
 	if err != nil {

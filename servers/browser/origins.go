@@ -101,6 +101,9 @@ func (o Origins) check(u *url.URL) error {
 	default:
 		return nil
 	}
+	if metadataHosts[strings.Trim(strings.ToLower(u.Hostname()), "[].")] {
+		return fmt.Errorf("%s is a cloud metadata address, which hands out credentials: domo-browser never opens it", u.Hostname())
+	}
 	if matchAny(o.Block, u) {
 		return fmt.Errorf("%s is blocked by domo-browser's --blocked-origins", originOf(u))
 	}
@@ -112,12 +115,18 @@ func (o Origins) check(u *url.URL) error {
 
 func originOf(u *url.URL) string { return u.Scheme + "://" + u.Host }
 
-// enforce makes the tab ask before every request and fails those the
-// policy blocks, so a page cannot load, frame or redirect to a blocked
-// site either. tabCtx is the tab's context; ctx bounds setting it up.
+// enforce makes the tab ask before requests and fails those the policy
+// blocks, so a page cannot frame or redirect to a blocked site either.
+// Without allowed or blocked origins only documents are checked (for the
+// metadata addresses), which costs one round trip a page. tabCtx is the
+// tab's context; ctx bounds setting it up.
 func (o Origins) enforce(tabCtx, ctx context.Context) error {
+	pattern := &fetch.RequestPattern{URLPattern: "*"}
+	if !o.active() {
+		pattern.ResourceType = network.ResourceTypeDocument
+	}
 	paused := chromedp.Events(tabCtx, fetch.RequestPaused)
-	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
+	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{pattern}}); err != nil {
 		return fmt.Errorf("apply the origin policy: %v", err)
 	}
 	go func() {

@@ -61,6 +61,13 @@ func (b *Browser) checkURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
+// metadataHosts are the cloud metadata services: no page a person browses
+// lives there, and a prompt-injected model must not be sent there.
+var metadataHosts = map[string]bool{
+	"169.254.169.254": true, "fd00:ec2::254": true, "100.100.100.200": true,
+	"metadata.google.internal": true, "metadata": true, "169.254.170.2": true,
+}
+
 // navigate opens url in the tab and waits for it to load, up to the
 // navigation timeout. A page still loading then is not an error: what has
 // arrived can be read.
@@ -212,7 +219,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 func (t *Tab) settle(ctx context.Context, doc int) {
 	cctx, cancel := t.callCtx(ctx, t.b.opts.NavTimeout)
 	defer cancel()
-	deadline := time.Now().Add(60 * time.Millisecond)
+	t.mu.Lock()
+	window := 60 * time.Millisecond
+	if t.expectNav {
+		window, t.expectNav = time.Second, false
+	}
+	t.mu.Unlock()
+	deadline := time.Now().Add(window)
 	for time.Now().Before(deadline) {
 		t.mu.Lock()
 		started := t.loading || t.doc != doc || t.dialog != nil

@@ -209,6 +209,7 @@ func TestToolDeclarations(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
+	ts := site(t)
 	c, _ := newClient(t, Options{}, false)
 	for _, tc := range []struct {
 		tool string
@@ -219,6 +220,10 @@ func TestBadArguments(t *testing.T) {
 		{"browser_navigate", map[string]any{"url": "file:///etc/passwd"}, "file:// URLs are refused"},
 		{"browser_navigate", map[string]any{"url": "javascript:alert(1)"}, "scheme is refused"},
 		{"browser_navigate", map[string]any{"url": "chrome://settings"}, "scheme is refused"},
+		{"browser_navigate", map[string]any{"url": "http://169.254.169.254/latest/meta-data/"}, "cloud metadata address"},
+		{"browser_navigate", map[string]any{"url": "http://metadata.google.internal/computeMetadata/v1/"}, "cloud metadata address"},
+		{"browser_tabs", map[string]any{"action": "new", "url": "http://[fd00:ec2::254]/"}, "cloud metadata address"},
+		{"browser_navigate", map[string]any{"url": ts.URL + "/to?u=http://169.254.169.254/latest/meta-data/"}, "origin policy"},
 		{"browser_click", map[string]any{"ref": "button"}, "not a ref"},
 		{"browser_click", map[string]any{}, "ref"},
 		{"browser_click", map[string]any{"ref": "e999999"}, "never given out"},
@@ -476,6 +481,12 @@ func TestDownloadsConsoleNetwork(t *testing.T) {
 		out = call(t, c, "browser_wait_for", map[string]any{"time": 0.1})
 	}
 	mustContain(t, out, "Downloaded", dir)
+	// The navigation that became a download does not hold later actions.
+	start := time.Now()
+	call(t, c, "browser_click", map[string]any{"ref": ref(t, snap, "button", "Save")})
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("a click after a download took %s", d)
+	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
 	if len(files) != 1 {
 		t.Fatalf("downloads dir holds %v", files)

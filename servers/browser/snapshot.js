@@ -56,7 +56,6 @@
   const F_DROPTEXT = 2; // text of a label or legend that names a control
   const F_HIDDENTEXT = 4; // direct text of a visibility:hidden element
   const F_LAYOUT = 8; // inside a role=presentation table
-  const F_PTR = 16; // the parent's cursor is pointer
 
   const VIS = { visibilityProperty: true };
 
@@ -86,7 +85,7 @@
   }
 
   // The state of one walk.
-  let cur = { vp: null, find: false };
+  let cur = null;
 
   const norm = (s) => s.replace(/\s+/g, ' ').trim();
   const cut = (s, n) => (s.length > n ? s.slice(0, n).trimEnd() + '…' : s);
@@ -181,7 +180,7 @@
       case 'DD': return 'definition';
       case 'SEARCH': return 'search';
       case 'OUTPUT': return 'status';
-      case 'MATH': return 'math';
+      case 'MATH': case 'math': return 'math';
       case 'svg': return 'img';
       default: return '';
     }
@@ -197,12 +196,23 @@
   }
 
   function walkKids(el, n, f) {
-    const ks = kidsOf(el);
-    for (let i = 0; i < ks.length; i++) {
-      const c = ks[i];
+    const sr = el.shadowRoot;
+    const first = sr ? sr.firstChild : el.firstChild;
+    const skipText = f & (F_DROPTEXT | F_HIDDENTEXT);
+    for (let c = first; c; c = c.nextSibling) {
       const t = c.nodeType;
       if (t === 1) visit(c, n, f);
-      else if (t === 3 && !(f & (F_DROPTEXT | F_HIDDENTEXT))) addText(n, c.data, el);
+      else if (t === 3 && !skipText) addText(n, c.data, el);
+    }
+  }
+
+  function walkSlot(slot, n, f) {
+    const a = slot.assignedNodes();
+    if (!a.length) return walkKids(slot, n, f);
+    const skipText = f & (F_DROPTEXT | F_HIDDENTEXT);
+    for (const c of a) {
+      if (c.nodeType === 1) visit(c, n, f);
+      else if (c.nodeType === 3 && !skipText) addText(n, c.data, slot);
     }
   }
 
@@ -221,10 +231,45 @@
     k.length = j;
   }
 
+  function hasLabel(el) {
+    const l = el.getAttribute('aria-label');
+    return !!((l && l.trim()) || el.getAttribute('aria-labelledby'));
+  }
+
   function svgNamed(el) {
     if (el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')) return true;
     const t = el.querySelector(':scope > title');
     return !!(t && t.textContent.trim());
+  }
+
+  const textish = (c) => c !== null && c.nodeType === 3 && /\S/.test(c.data);
+
+  function isPointer(el) {
+    let p = cur.ptr.get(el);
+    if (p === undefined) {
+      p = style(el).cursor === 'pointer';
+      cur.ptr.set(el, p);
+    }
+    return p;
+  }
+
+  function parentOf(el) {
+    const p = el.parentNode;
+    return p && p.nodeType === 11 ? p.host : p;
+  }
+
+  // clickTarget finds the click target a pointer cursor on el means: the
+  // outermost element with that cursor, since the cursor is inherited. It
+  // returns null when there is none, or when it is a label of a control.
+  function clickTarget(el) {
+    if (!isPointer(el)) return null;
+    let t = el;
+    for (let p = parentOf(el); p && p.nodeType === 1 && p !== cur.stop; p = parentOf(p)) {
+      if (p.tagName === 'BODY' || p.tagName === 'HTML' || !isPointer(p)) break;
+      t = p;
+    }
+    if (t.tagName === 'LABEL' && t.control && t.control.checkVisibility()) return null;
+    return t;
   }
 
   // visit adds el to n: as an Item, or flattened into n's kids. force makes
@@ -232,7 +277,7 @@
   function visit(el, n, f, force) {
     const tag = el.tagName;
     if (!force && SKIP.has(tag)) return;
-    if (tag === 'BR') {
+    if (tag === 'BR' && !force) {
       if (!(f & (F_DROPTEXT | F_HIDDENTEXT))) addText(n, ' ', el);
       return;
     }
@@ -244,7 +289,7 @@
       if (r) role = explicitRole(r);
     }
     if (tag === 'SLOT' && !force) {
-      walkKids(el, n, f);
+      walkSlot(el, n, f);
       return;
     }
     const v = force ? 1 : vis(el);
@@ -258,7 +303,10 @@
     if (tag === 'TABLE') kf = role === '' ? kf | F_LAYOUT : kf & ~F_LAYOUT;
     if (role === null) {
       role = implicitRole(el, tag, f);
-      if (role === null) return; // input type=hidden
+      if (role === null) { // input type=hidden
+        if (!force) return;
+        role = '';
+      }
     }
     if (v === 3) role = '';
 
@@ -284,13 +332,15 @@
       drop = !!(p && !p.getAttribute('aria-label') && !p.getAttribute('aria-labelledby'));
       if (tag === 'CAPTION') role = '';
     }
-    // A pointer cursor marks a click target; only the outermost one counts,
-    // because the cursor is inherited.
-    if (!act && v === 1 && !(f & F_INACT) && tag !== 'BODY' && tag !== 'HTML') {
-      if (style(el).cursor === 'pointer') {
-        kf |= F_PTR;
-        if (!(f & F_PTR) && !drop) act = true;
-      }
+    // Pointer cursors: asking every element for its style costs too much on
+    // big pages, so only leaves (text, images, empty elements) are asked, and
+    // a pointer leaf names its outermost pointer ancestor, which is marked
+    // when its walk ends (below).
+    if (!act && v === 1 && !(f & F_INACT) && !force &&
+      (!el.firstElementChild || tag === 'IMG' || tag === 'svg' || textish(el.firstChild) || textish(el.lastChild))) {
+      const t = clickTarget(el);
+      if (t === el) act = true;
+      else if (t) cur.targets.add(t);
     }
     if (act) kf |= F_INACT;
 
@@ -298,31 +348,58 @@
       if (tag === 'svg' ? !svgNamed(el) : !(el.getAttribute('alt') || el.getAttribute('aria-label') ||
         el.getAttribute('aria-labelledby') || el.getAttribute('title'))) return;
     }
-    if (!role && !act && !force) {
+    // A generic with a name of its own (aria-label) keeps a line for it.
+    if (!role && !act && !force && !(attrs && hasLabel(el))) {
       if (tag === 'svg') return;
       const block = !INLINE.has(tag);
       const k = n.kids;
-      if (block && k[k.length - 1] instanceof Run) k.push(null);
+      let last = k[k.length - 1];
+      if (block && last instanceof Run) k.push(null), (last = null);
+      const start = k.length;
+      const runLen = last instanceof Run ? last.t.length : 0;
       if (drop) kf |= F_DROPTEXT;
       else kf |= f & F_DROPTEXT;
       if (v === 3) kf |= F_HIDDENTEXT;
       walkKids(el, n, kf);
+      if (cur.targets.size && cur.targets.delete(el)) {
+        // el turned out to be a click target: its content becomes its own.
+        const it = new Item(el, 'generic');
+        it.act = it.hasAct = true;
+        it.kids = k.splice(start);
+        if (last instanceof Run && last.t.length > runLen) {
+          it.kids.unshift(new Run(last.t.slice(runLen), el));
+          last.t = last.t.slice(0, runLen);
+        }
+        finish(it);
+        k.push(it);
+        n.hasAct = true;
+        return;
+      }
       if (block && k[k.length - 1] instanceof Run) k.push(null);
       return;
     }
 
     const it = new Item(el, role || 'generic');
     it.act = it.hasAct = act;
+    if (tag === 'OPTION') {
+      // A native option is chosen through its select, as in the snapshot.
+      it.native = true;
+      it.act = it.hasAct = false;
+    }
     n.kids.push(it);
     switch (tag) {
       case 'SELECT': addOptions(el, it); break;
       case 'IFRAME': case 'FRAME': addFrame(el, it); break;
       case 'INPUT': case 'TEXTAREA': case 'IMG': case 'svg': case 'HR': case 'PROGRESS': case 'METER':
         break;
+      case 'SLOT':
+        walkSlot(el, it, kf);
+        break;
       default:
         if (drop) kf |= F_DROPTEXT;
         walkKids(el, it, kf);
     }
+    if (cur.targets.size && cur.targets.delete(el)) it.act = it.hasAct = true;
     finish(it);
     if (it.hasAct) n.hasAct = true;
   }
@@ -376,7 +453,11 @@
         return;
       }
     }
-    walkKids(doc.body || doc.documentElement, it, 0);
+    const body = doc.body || doc.documentElement;
+    const stop = cur.stop;
+    cur.stop = body;
+    walkKids(body, it, 0);
+    cur.stop = stop;
     cur.vp = saved;
   }
 
@@ -387,14 +468,18 @@
   // build walks a document, or the subtree of root, into a top Item.
   function build(root, viewport, find) {
     const doc = root ? root.ownerDocument : document;
-    cur = { vp: viewport ? viewportOf(doc.defaultView || window) : null, find };
+    const body = document.body || document.documentElement;
+    cur = {
+      vp: viewport ? viewportOf(doc.defaultView || window) : null, find,
+      stop: root || body, ptr: new Map(), targets: new Set(),
+    };
     const top = new Item(null, '');
     try {
       if (root) visit(root, top, 0, true);
-      else walkKids(document.body || document.documentElement, top, 0);
+      else walkKids(body, top, 0);
       finish(top);
     } finally {
-      cur = { vp: null, find: false };
+      cur = null;
     }
     return top;
   }
@@ -416,7 +501,10 @@
         if (c.nodeType !== 1 || c === skip) continue;
         const tag = c.tagName;
         if (SKIP.has(tag) || c.getAttribute('aria-hidden') === 'true') continue;
-        if (tag !== 'SLOT' && vis(c) !== 1 && vis(c) !== 2) continue;
+        if (tag !== 'SLOT') {
+          const v = vis(c);
+          if (v === 0 || v === 3) continue;
+        }
         const al = c.getAttribute('aria-label');
         if (al && al.trim()) {
           out += ' ' + al + ' ';

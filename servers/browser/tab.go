@@ -40,19 +40,22 @@ type Tab struct {
 	cancel context.CancelFunc
 
 	// Set on the read loop, read by tool calls.
-	mu       sync.Mutex
-	worlds   map[cdp.FrameID]world // Domo's world in each frame's document
-	doc      int                   // counts main-frame documents
-	mainID   cdp.FrameID
-	loading  bool
-	loaded   chan struct{} // closed by the load event of the current document
-	status   int64         // HTTP status of the main document
-	dialog   *page.EventJavascriptDialogOpening
-	dialogCh chan struct{} // closed when a dialog opens
-	console  []consoleEntry
-	requests []*request
-	byID     map[network.RequestID]*request
-	inflight int
+	mu      sync.Mutex
+	worlds  map[cdp.FrameID]world // Domo's world in each frame's document
+	doc     int                   // counts main-frame documents
+	mainID  cdp.FrameID
+	loading bool
+	// expectNav is set by an action that likely navigates (a link's
+	// click), so settle waits longer for the navigation to start.
+	expectNav bool
+	loaded    chan struct{} // closed by the load event of the current document
+	status    int64         // HTTP status of the main document
+	dialog    *page.EventJavascriptDialogOpening
+	dialogCh  chan struct{} // closed when a dialog opens
+	console   []consoleEntry
+	requests  []*request
+	byID      map[network.RequestID]*request
+	inflight  int
 
 	// Tool-call state (under Browser.mu).
 	issued []refRange
@@ -128,10 +131,7 @@ func (t *Tab) init(ctx context.Context) error {
 			return err
 		}
 	}
-	if t.b.opts.Origins.active() {
-		return t.b.opts.Origins.enforce(t.ctx, cctx)
-	}
-	return nil
+	return t.b.opts.Origins.enforce(t.ctx, cctx)
 }
 
 // callCtx is a context for one step: it ends with the tool call, after d,
@@ -174,15 +174,18 @@ func (t *Tab) event(ev any) {
 			t.doc++
 		}
 	case *page.EventFrameStartedLoading:
-		if ev.FrameID == t.mainID {
-			t.loading = true
-		}
+		t.startLoading(ev.FrameID)
+	case *page.EventFrameRequestedNavigation:
+		t.startLoading(ev.FrameID)
+	case *page.EventFrameStartedNavigating:
+		t.startLoading(ev.FrameID)
 	case *page.EventLoadEventFired:
-		t.loading = false
-		select {
-		case <-t.loaded:
-		default:
-			close(t.loaded)
+		t.stopLoading()
+	case *page.EventFrameStoppedLoading:
+		// Also ends a navigation that became a download or was cancelled,
+		// which fires no load event.
+		if ev.FrameID == t.mainID {
+			t.stopLoading()
 		}
 	case *runtime.EventExecutionContextCreated:
 		if ev.Context.Name == worldName {
@@ -258,6 +261,30 @@ func (t *Tab) event(ev any) {
 			default:
 			}
 		}
+	}
+}
+
+// startLoading notes that the main frame began to navigate: its next load
+// event is the one to wait for. Called with t.mu held.
+func (t *Tab) startLoading(frame cdp.FrameID) {
+	if frame != t.mainID || t.loading {
+		return
+	}
+	t.loading = true
+	select {
+	case <-t.loaded:
+		t.loaded = make(chan struct{})
+	default:
+	}
+}
+
+// stopLoading ends the wait for the current load. Called with t.mu held.
+func (t *Tab) stopLoading() {
+	t.loading = false
+	select {
+	case <-t.loaded:
+	default:
+		close(t.loaded)
 	}
 }
 

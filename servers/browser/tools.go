@@ -263,28 +263,31 @@ func (b *Browser) report(ctx context.Context, t *Tab, did string, before []strin
 		fmt.Fprintf(&out, "A %s dialog opened: %q. Answer it with browser_handle_dialog (accept true or false) before anything else.\n", d.Type, d.Message)
 		return out.String(), nil
 	}
-	out.WriteString(t.pageHeader(ctx))
-	out.WriteString("\n")
-	t.mu.Lock()
-	navigated := t.doc != doc
-	t.mu.Unlock()
-	if navigated {
-		snap, err := t.snapshot(ctx, snapOptions{MaxNodes: newPageLines})
-		if err != nil {
-			return "", err
-		}
-		if st := t.mainStatus(); st >= 400 {
-			fmt.Fprintf(&out, "The new page answered HTTP %d.\n", st)
-		}
-		out.WriteString("A new page loaded:\n\n")
-		out.WriteString(snap.Text)
-		return out.String(), nil
-	}
 	snap, err := t.snapshot(ctx, snapOptions{})
 	if err != nil {
 		return "", err
 	}
-	out.WriteString(changes(before, strings.Split(snap.Text, "\n")))
+	// Whether the page navigated is read after the snapshot, so a
+	// navigation that lands meanwhile is not taken for a change in place.
+	t.mu.Lock()
+	navigated := t.doc != doc
+	t.mu.Unlock()
+	if navigated {
+		if snap, err = t.snapshot(ctx, snapOptions{MaxNodes: newPageLines}); err != nil {
+			return "", err
+		}
+	}
+	out.WriteString(t.pageHeader(ctx))
+	out.WriteString("\n")
+	if !navigated {
+		out.WriteString(changes(before, strings.Split(snap.Text, "\n")))
+		return out.String(), nil
+	}
+	if st := t.mainStatus(); st >= 400 {
+		fmt.Fprintf(&out, "The new page answered HTTP %d.\n", st)
+	}
+	out.WriteString("A new page loaded:\n\n")
+	out.WriteString(snap.Text)
 	return out.String(), nil
 }
 
