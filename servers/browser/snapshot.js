@@ -724,12 +724,29 @@
 
   function count(kids) {
     let c = 0;
-    for (const k of kids) c += k instanceof Run ? 1 : 1 + count(shape(k).kids);
+    for (let k of kids) {
+      k = hoist(k);
+      c += k instanceof Run ? 1 : 1 + count(shape(k).kids);
+    }
     return c;
   }
 
+  // Unnamed wrappers of a single element show that element in their place:
+  // "- listitem:" over one link says nothing the list does not.
+  const HOIST = new Set(['listitem', 'paragraph']);
+
+  function hoist(k) {
+    while (k instanceof Item && HOIST.has(k.role) && !k.act && k.more === undefined) {
+      const sh = shape(k);
+      if (sh.tail || sh.kids.length !== 1 || !(sh.kids[0] instanceof Item) || nameOf(k)) break;
+      k = sh.kids[0];
+    }
+    return k;
+  }
+
   function emit(kids, depth, st) {
-    for (const k of kids) {
+    for (let k of kids) {
+      k = hoist(k);
       st.total++;
       const show = st.used < st.max && depth < st.maxDepth;
       if (k instanceof Run) {
