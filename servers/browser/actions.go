@@ -159,6 +159,23 @@ func (t *Tab) state(ctx context.Context, obj runtime.RemoteObjectID) (elementSta
 	return callOn[elementState](ctx, obj, stateFn)
 }
 
+// element resolves ref and reads its state. With verb (e.g. "clicked") a
+// disabled element is refused, saying it cannot be verb now.
+func (t *Tab) element(ctx context.Context, ref, verb string) (runtime.RemoteObjectID, elementState, error) {
+	obj, err := t.resolve(ctx, ref)
+	if err != nil {
+		return "", elementState{}, err
+	}
+	st, err := t.state(ctx, obj)
+	if err != nil {
+		return "", st, t.wrap(err)
+	}
+	if verb != "" && st.Disabled {
+		return "", st, fmt.Errorf("%s is disabled: it cannot be %s now", t.line(ctx, ref), verb)
+	}
+	return obj, st, nil
+}
+
 // point scrolls an element into view and returns its centre in the
 // viewport, iframes included.
 func (t *Tab) point(ctx context.Context, obj runtime.RemoteObjectID) (float64, float64, error) {
@@ -202,16 +219,9 @@ var mouseButtons = map[string]input.MouseButton{"": input.MouseButtonLeft, "left
 // click clicks an element's centre like a person would; an element with no
 // box (display: contents, say) gets a DOM click instead.
 func (t *Tab) click(ctx context.Context, ref, button string, double bool, mods []string) error {
-	obj, err := t.resolve(ctx, ref)
+	obj, st, err := t.element(ctx, ref, "clicked")
 	if err != nil {
 		return err
-	}
-	st, err := t.state(ctx, obj)
-	if err != nil {
-		return t.wrap(err)
-	}
-	if st.Disabled {
-		return fmt.Errorf("%s is disabled: it cannot be clicked now", t.line(ctx, ref))
 	}
 	mod, err := modifiers(mods)
 	if err != nil {
@@ -270,18 +280,11 @@ const focusSelectFn = `function() {
 // typeText replaces an editable element's text with text, then optionally
 // presses Enter.
 func (t *Tab) typeText(ctx context.Context, ref, text string, submit, slowly bool) error {
-	obj, err := t.resolve(ctx, ref)
+	obj, st, err := t.element(ctx, ref, "typed into")
 	if err != nil {
 		return err
 	}
-	st, err := t.state(ctx, obj)
-	if err != nil {
-		return t.wrap(err)
-	}
-	switch {
-	case st.Disabled:
-		return fmt.Errorf("%s is disabled: it cannot be typed into now", t.line(ctx, ref))
-	case !st.Editable:
+	if !st.Editable {
 		return fmt.Errorf("%s is not a text field: type into a textbox, searchbox or editable element (use browser_select_option for a select, browser_click for a checkbox)", t.line(ctx, ref))
 	}
 	focused, err := callOn[bool](ctx, obj, focusSelectFn)
@@ -334,16 +337,9 @@ type selectResult struct {
 
 // selectOptions picks options of a select by value or label.
 func (t *Tab) selectOptions(ctx context.Context, ref string, values []string) ([]string, error) {
-	obj, err := t.resolve(ctx, ref)
+	obj, _, err := t.element(ctx, ref, "changed")
 	if err != nil {
 		return nil, err
-	}
-	st, err := t.state(ctx, obj)
-	if err != nil {
-		return nil, t.wrap(err)
-	}
-	if st.Disabled {
-		return nil, fmt.Errorf("%s is disabled", t.line(ctx, ref))
 	}
 	r, err := callOn[selectResult](ctx, obj, selectFn, values)
 	if err != nil {
@@ -363,13 +359,9 @@ func (t *Tab) selectOptions(ctx context.Context, ref string, values []string) ([
 // setChecked makes a checkbox, radio or switch checked or not by clicking
 // it when it is not so already.
 func (t *Tab) setChecked(ctx context.Context, ref string, want bool) error {
-	obj, err := t.resolve(ctx, ref)
+	_, st, err := t.element(ctx, ref, "")
 	if err != nil {
 		return err
-	}
-	st, err := t.state(ctx, obj)
-	if err != nil {
-		return t.wrap(err)
 	}
 	if st.Checked == nil {
 		return fmt.Errorf("%s is not a checkbox, radio or switch", t.line(ctx, ref))

@@ -344,6 +344,14 @@ func changes(before, after []string) string {
 	return out.String()
 }
 
+// actOn runs an action on the element of ref; did says what was done to
+// it, named as its snapshot line.
+func (s *Server) actOn(ctx context.Context, ref string, did func(what string) string, fn func(ctx context.Context, t *Tab) error) (*mcp.CallToolResult, error) {
+	return s.do(ctx, func(ctx context.Context, t *Tab) (string, error) {
+		return s.b.act(ctx, t, did(t.line(ctx, ref)), func(ctx context.Context) error { return fn(ctx, t) })
+	})
+}
+
 type refArgs struct {
 	Ref string `json:"ref" jsonschema:"the element's ref from the latest snapshot, e.g. e12"`
 }
@@ -360,11 +368,8 @@ func (s *Server) clickTool() mcpkit.Tool {
 		"Click an element by its ref. Returns what changed: a new page's snapshot, a new tab, a dialog, or the lines that appeared and went.",
 		acts,
 		func(ctx context.Context, _ mcp.CallToolRequest, in clickArgs) (*mcp.CallToolResult, error) {
-			return s.do(ctx, func(ctx context.Context, t *Tab) (string, error) {
-				what := t.line(ctx, in.Ref)
-				return s.b.act(ctx, t, "Clicked "+what+".", func(ctx context.Context) error {
-					return t.click(ctx, in.Ref, in.Button, in.Double, in.Modifiers)
-				})
+			return s.actOn(ctx, in.Ref, func(what string) string { return "Clicked " + what + "." }, func(ctx context.Context, t *Tab) error {
+				return t.click(ctx, in.Ref, in.Button, in.Double, in.Modifiers)
 			})
 		},
 		mcpkit.Title("Click"),
@@ -391,15 +396,15 @@ func (s *Server) typeTool() mcpkit.Tool {
 		"Type text into a text field by its ref, replacing what it holds; submit presses Enter afterwards. Returns what changed.",
 		acts,
 		func(ctx context.Context, _ mcp.CallToolRequest, in typeArgs) (*mcp.CallToolResult, error) {
-			return s.do(ctx, func(ctx context.Context, t *Tab) (string, error) {
-				what := t.line(ctx, in.Ref)
-				did := fmt.Sprintf("Typed %d characters into %s", utf8.RuneCountInString(in.Text), what)
+			did := func(what string) string {
+				d := fmt.Sprintf("Typed %d characters into %s", utf8.RuneCountInString(in.Text), what)
 				if in.Submit {
-					did += " and pressed Enter"
+					d += " and pressed Enter"
 				}
-				return s.b.act(ctx, t, did+".", func(ctx context.Context) error {
-					return t.typeText(ctx, in.Ref, in.Text, in.Submit, in.Slowly)
-				})
+				return d + "."
+			}
+			return s.actOn(ctx, in.Ref, did, func(ctx context.Context, t *Tab) error {
+				return t.typeText(ctx, in.Ref, in.Text, in.Submit, in.Slowly)
 			})
 		},
 		mcpkit.Title("Type text"),
@@ -445,13 +450,9 @@ func (s *Server) fillForm() mcpkit.Tool {
 
 // fill sets one form field by what kind of element it is.
 func (t *Tab) fill(ctx context.Context, f formField) error {
-	obj, err := t.resolve(ctx, f.Ref)
+	_, st, err := t.element(ctx, f.Ref, "")
 	if err != nil {
 		return err
-	}
-	st, err := t.state(ctx, obj)
-	if err != nil {
-		return t.wrap(err)
 	}
 	switch {
 	case st.Checked != nil:
@@ -545,11 +546,8 @@ func (s *Server) hoverTool() mcpkit.Tool {
 		"Move the mouse over an element by its ref (to open a menu or show a tooltip). Returns what changed.",
 		mcpkit.Annotations{ReadOnly: mcpkit.No, Destructive: mcpkit.No, Idempotent: mcpkit.Yes, OpenWorld: mcpkit.Yes},
 		func(ctx context.Context, _ mcp.CallToolRequest, in refArgs) (*mcp.CallToolResult, error) {
-			return s.do(ctx, func(ctx context.Context, t *Tab) (string, error) {
-				what := t.line(ctx, in.Ref)
-				return s.b.act(ctx, t, "Hovered over "+what+".", func(ctx context.Context) error {
-					return t.hover(ctx, in.Ref)
-				})
+			return s.actOn(ctx, in.Ref, func(what string) string { return "Hovered over " + what + "." }, func(ctx context.Context, t *Tab) error {
+				return t.hover(ctx, in.Ref)
 			})
 		},
 		mcpkit.Title("Hover"),
