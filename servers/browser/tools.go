@@ -155,8 +155,16 @@ func (b *Browser) pageReport(ctx context.Context, t *Tab, nav navigation, verb s
 		return "", err
 	}
 	out.WriteString("\n")
-	out.WriteString(snap.Text)
+	out.WriteString(orEmpty(snap.Text))
 	return out.String(), nil
+}
+
+// orEmpty says so when a snapshot has no lines.
+func orEmpty(text string) string {
+	if strings.TrimSpace(text) == "" {
+		return "(the page shows nothing: no text and no elements)"
+	}
+	return text
 }
 
 func (s *Server) back() mcpkit.Tool {
@@ -195,7 +203,7 @@ func (s *Server) snapshotTool() mcpkit.Tool {
 				if err != nil {
 					return "", err
 				}
-				return t.pageHeader(ctx) + "\n\n" + snap.Text, nil
+				return t.pageHeader(ctx) + "\n\n" + orEmpty(snap.Text), nil
 			})
 		},
 		mcpkit.Title("Page snapshot"),
