@@ -14,6 +14,10 @@ packages+=(tmux)
 # chromium: domo-browser's tests and benchmarks drive Debian's Chromium;
 # nothing downloads a browser at run time.
 packages+=(chromium)
+# The desktop tests of domo-ax: a private X display, a session bus, the
+# AT-SPI2 registry, and GTK 3 apps to read (gtk3-widget-factory, and our
+# own test app in Python with gi).
+packages+=(xvfb xauth x11-utils dbus at-spi2-core python3-gi gir1.2-gtk-3.0 gtk-3-examples matchbox-window-manager)
 
 # Node.js runs the npm peers. Most machines already have it, not always from
 # apt (nvm, a tarball), so ask apt only when the command itself is missing.
