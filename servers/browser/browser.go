@@ -167,6 +167,11 @@ func (b *Browser) stop() {
 // errBrowserGone marks calls that failed because Chromium went away.
 var errBrowserGone = errors.New("the browser stopped")
 
+// goneError is what a call that Chromium's death ended tells the model.
+func goneError() error {
+	return fmt.Errorf("%w: Chromium exited (it crashed or was killed) during this call; the next browser call starts a new browser, so open the page again", errBrowserGone)
+}
+
 // alive reports whether the session's browser still runs.
 func (s *session) alive() bool {
 	c := chromedp.FromContext(s.root)
@@ -325,8 +330,8 @@ func (b *Browser) setDownloads(ctx context.Context) error {
 	return err
 }
 
-// browserEvent runs on the browser's read loop: it records downloads and
-// pages opened by other pages. It must not block or call the browser.
+// browserEvent runs on the browser's read loop: it records downloads. It
+// must not block or call the browser.
 func (s *session) browserEvent(ev any) {
 	switch ev := ev.(type) {
 	case *cdpbrowser.EventDownloadWillBegin:
@@ -344,13 +349,6 @@ func (s *session) browserEvent(ev any) {
 			}
 		}
 		s.dmu.Unlock()
-	case *target.EventTargetCreated:
-		if ev.TargetInfo.Type == "page" && ev.TargetInfo.OpenerID != "" {
-			select {
-			case s.popups <- ev.TargetInfo.TargetID:
-			default:
-			}
-		}
 	}
 }
 
@@ -358,6 +356,7 @@ func (s *session) browserEvent(ev any) {
 func (b *Browser) attach(ctx context.Context, s *session, tctx context.Context, cancel context.CancelFunc) (*Tab, error) {
 	b.tabSeq++
 	t := newTab(b, b.tabSeq, tctx, cancel)
+	t.popups = s.popups
 	if err := t.init(ctx); err != nil {
 		return nil, err
 	}

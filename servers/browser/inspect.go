@@ -2,7 +2,7 @@ package browser
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -14,25 +14,20 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// hasText reports whether the page's visible text contains s, ignoring case.
+// hasText reports whether the page's visible text contains s, ignoring
+// case. A document caught mid-change answers false, and the next poll asks
+// again; a dialog or a dead browser is an error.
 func (t *Tab) hasText(ctx context.Context, s string) (bool, error) {
-	if d := t.pendingDialog(); d != nil {
-		return false, dialogError(d)
-	}
-	ctx, cancel := t.callCtx(ctx, t.b.opts.ActionTimeout)
-	defer cancel()
-	w, err := t.ensureWorld(ctx)
-	if err != nil {
-		return false, t.wrap(err)
-	}
-	arg, _ := json.Marshal(strings.ToLower(s))
-	obj, exc, err := t.evalIn(ctx, w, `(t => { const b = document.body; return !!b && b.innerText.toLowerCase().includes(t); })(`+string(arg)+`)`, true)
-	if err != nil || exc != nil {
-		t.forgetWorld(w) // the document may have changed: make the world again
+	var has bool
+	if _, err := t.call(ctx, "hasText", s, &has); err != nil {
+		if d := t.pendingDialog(); d != nil {
+			return false, dialogError(d)
+		}
+		if errors.Is(err, errBrowserGone) {
+			return false, err
+		}
 		return false, nil
 	}
-	var has bool
-	_ = json.Unmarshal(obj.Value, &has)
 	return has, nil
 }
 

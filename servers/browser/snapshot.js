@@ -963,6 +963,12 @@
     return out.join('\n').replace(/\n{3,}/g, '\n\n').trim();
   }
 
-  globalThis.__domo = { snapshot, find, el: resolve, line, readText };
+  // hasText tells whether the page's visible text holds t, ignoring case.
+  function hasText(t) {
+    const b = document.body;
+    return !!b && b.innerText.toLowerCase().includes(String(t).toLowerCase());
+  }
+
+  globalThis.__domo = { snapshot, find, el: resolve, line, readText, hasText };
 })();
 true;

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,30 +15,17 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// snapshotJSForTest is the page script as the tests load it; the server
-// embeds the same file under its own name.
-//
-//go:embed snapshot.js
-var snapshotJSForTest string
-
-const jsChromium = "/usr/bin/chromium"
-
 // testBrowser starts a headless Chromium that lives as long as the test.
 // Without Chromium the test is skipped, loudly, except on CI, where a
 // missing browser is a broken setup.
 func testBrowser(t *testing.T) context.Context {
 	t.Helper()
-	if _, err := os.Stat(jsChromium); err != nil {
-		msg := fmt.Sprintf("NO CHROMIUM at %s (%v): the browser tests did not run", jsChromium, err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		fmt.Fprintln(os.Stderr, "!!! "+msg)
-		t.Skip(msg)
+	requireChrome(t)
+	// The same launch as the server's, flags and all.
+	actx, cancelAlloc, err := New(Options{}).allocator()
+	if err != nil {
+		t.Fatal(err)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(jsChromium), chromedp.NoSandbox, chromedp.Flag("disable-gpu", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() {
 		cancel()
@@ -75,7 +61,7 @@ func jsPage(t *testing.T, browser context.Context, url string) context.Context {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("navigate to %s: %v", url, err)
 	}
-	jsEval[bool](t, ctx, snapshotJSForTest)
+	jsEval[bool](t, ctx, snapshotJS)
 	return ctx
 }
 
@@ -268,7 +254,7 @@ func TestJSSnapshotFormat(t *testing.T) {
 	jsHasLine(t, u.Text, `^  - link "Docs" \[ref=e1\] -> `+regexp.QuoteMeta(srv.URL)+`/docs$`)
 
 	// The same elements keep their refs, also after the script is loaded again.
-	jsEval[bool](t, ctx, snapshotJSForTest)
+	jsEval[bool](t, ctx, snapshotJS)
 	if again := jsSnap(t, ctx, jsSnapOptions{}); again.Text != s.Text {
 		t.Errorf("second snapshot differs:\n%s", again.Text)
 	}

@@ -57,6 +57,9 @@ type Tab struct {
 	byID      map[network.RequestID]*request
 	inflight  int
 
+	// popups receives pages this tab opens, for the session to adopt.
+	popups chan<- target.ID
+
 	// Tool-call state (under Browser.mu).
 	issued []refRange
 	last   []string // lines of the last snapshot, for diffs
@@ -255,9 +258,9 @@ func (t *Tab) event(ev any) {
 			t.inflight--
 		}
 	case *target.EventTargetCreated:
-		if ev.TargetInfo.Type == "page" && ev.TargetInfo.OpenerID != "" && t.b.session != nil {
+		if ev.TargetInfo.Type == "page" && ev.TargetInfo.OpenerID != "" {
 			select {
-			case t.b.session.popups <- ev.TargetInfo.TargetID:
+			case t.popups <- ev.TargetInfo.TargetID:
 			default:
 			}
 		}
@@ -425,7 +428,7 @@ func (t *Tab) wrap(err error) error {
 		return fmt.Errorf("the page did not answer in time (%v): it may be busy; try again, or browser_navigate elsewhere", err)
 	}
 	if s := t.b.session; s != nil && !s.alive() {
-		return fmt.Errorf("%w: Chromium exited (it crashed or was killed) during this call; the next browser call starts a new browser, so open the page again", errBrowserGone)
+		return goneError()
 	}
 	return err
 }

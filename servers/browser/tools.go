@@ -71,7 +71,7 @@ func (s *Server) do(ctx context.Context, fn func(ctx context.Context, t *Tab) (s
 		if errors.Is(err, errBrowserGone) || (b.session != nil && !b.session.alive()) {
 			b.stop()
 			if !errors.Is(err, errBrowserGone) {
-				err = fmt.Errorf("%w: Chromium exited (it crashed or was killed) during this call; the next browser call starts a new browser, so open the page again", errBrowserGone)
+				err = goneError()
 			}
 		}
 		return nil, err
