@@ -18,6 +18,9 @@ packages+=(chromium)
 # AT-SPI2 registry, and GTK 3 apps to read (gtk3-widget-factory, and our
 # own test app in Python with gi).
 packages+=(xvfb xauth x11-utils dbus at-spi2-core python3-gi gir1.2-gtk-3.0 gtk-3-examples matchbox-window-manager)
+# python3-pyatspi: domo-ax's benchmark walks the same tree with the Python
+# library other desktop servers are built on, side by side.
+packages+=(python3-pyatspi)
 
 # Node.js runs the npm peers. Most machines already have it, not always from
 # apt (nvm, a tarball), so ask apt only when the command itself is missing.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/godbus/dbus/v5"
@@ -52,7 +53,9 @@ func Connect(ctx context.Context) (*Conn, error) {
 	if err := session.Object(busName, busPath).CallWithContext(ctx, busGetAddress, 0).Store(&addr); err != nil {
 		return nil, fmt.Errorf("the session bus has no accessibility bus (is at-spi2-core installed?): %w", err)
 	}
-	bus, err := dbus.Connect(addr, dbus.WithContext(ctx))
+	// Not WithContext: godbus closes a connection when its context ends,
+	// and this one outlives the call that opens it.
+	bus, err := dbus.Connect(addr)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the accessibility bus at %s: %w", addr, err)
 	}
@@ -86,9 +89,14 @@ func (c *Conn) Children(ctx context.Context, r Ref) ([]Ref, error) {
 // Node is one accessible object as read by a walk.
 type Node struct {
 	Ref
-	Role     string
-	Name     string
-	States   States
+	Role   string
+	Name   string
+	States States
+	// Value is a text field's text (its first MaxValue characters) or a
+	// range's number, for the roles that carry one.
+	Value string
+	// Bounds is the extents on screen, when the walk asked for them.
+	Bounds   Rect
 	Children []*Node
 	// Err says why the node could not be read whole (a hung or vanished
 	// application); what was read is kept.
@@ -100,8 +108,10 @@ type Limits struct {
 	// MaxNodes is the most nodes read; MaxDepth the deepest level (the
 	// root is level 0).
 	MaxNodes, MaxDepth int
-	// InFlight is how many D-Bus calls may wait at once.
+	// InFlight is how many nodes may be read at once.
 	InFlight int
+	// Bounds reads each node's extents on screen too.
+	Bounds bool
 }
 
 // Walk reads the tree under root, level by level, reading up to
@@ -129,7 +139,7 @@ func (c *Conn) Walk(ctx context.Context, root Ref, l Limits) (tree *Node, count 
 					return
 				}
 				defer func() { <-sem }()
-				kids[i] = c.read(ctx, n, !leaf)
+				kids[i] = c.read(ctx, n, !leaf, l.Bounds)
 			})
 		}
 		wg.Wait()
@@ -157,29 +167,46 @@ func (c *Conn) Walk(ctx context.Context, root Ref, l Limits) (tree *Node, count 
 	return tree, count, truncated
 }
 
-// read fills a node's role, name and states, and lists its children when
-// children is set, with all its calls in flight at once.
-func (c *Conn) read(ctx context.Context, n *Node, children bool) []Ref {
+// MaxValue is the most characters of a text field's value read.
+const MaxValue = 200
+
+// textRoles carry their value as text, rangeRoles as a number.
+var (
+	textRoles  = map[string]bool{"text": true, "entry": true, "password text": true}
+	rangeRoles = map[string]bool{"spin button": true, "slider": true, "scroll bar": true, "progress bar": true, "level bar": true, "dial": true}
+)
+
+// read fills a node's role, name and states (and its value and bounds),
+// and lists its children when children is set, with all its calls in
+// flight at once.
+func (c *Conn) read(ctx context.Context, n *Node, children, bounds bool) []Ref {
 	obj := c.bus.Object(n.Bus, n.Path)
-	reqs := []struct {
+	type req struct {
 		what, method string
 		args         []any
-	}{
+	}
+	reqs := []req{
 		{"role", ifaceAccess + ".GetRoleName", nil},
 		{"name", ifaceProps + ".Get", []any{ifaceAccess, "Name"}},
 		{"states", ifaceAccess + ".GetState", nil},
-		{"children", ifaceAccess + ".GetChildren", nil},
 	}
-	if !children {
-		reqs = reqs[:3]
+	if children {
+		reqs = append(reqs, req{"children", ifaceAccess + ".GetChildren", nil})
+	}
+	if bounds {
+		reqs = append(reqs, req{"bounds", ifaceComponent + ".GetExtents", []any{coordScreen}})
+	}
+	send := func(r req) *dbus.Call {
+		return obj.GoWithContext(ctx, r.method, 0, make(chan *dbus.Call, 1), r.args...)
 	}
 	calls := make([]*dbus.Call, len(reqs))
 	for i, r := range reqs {
-		calls[i] = obj.GoWithContext(ctx, r.method, 0, make(chan *dbus.Call, 1), r.args...)
+		calls[i] = send(r)
 	}
 	var errs []error
 	var kids []Ref
-	for i, call := range calls {
+	for i := 0; i < len(calls); i++ {
+		call := calls[i]
 		select {
 		case <-call.Done:
 		case <-ctx.Done():
@@ -187,14 +214,28 @@ func (c *Conn) read(ctx context.Context, n *Node, children bool) []Ref {
 			n.Err = errors.Join(errs...)
 			return kids
 		}
+		what := reqs[i].what
 		if call.Err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", reqs[i].what, call.Err))
+			// A field without a value interface is no error.
+			if what != "value" && what != "bounds" {
+				errs = append(errs, fmt.Errorf("%s: %w", what, call.Err))
+			}
 			continue
 		}
 		var err error
-		switch reqs[i].what {
+		switch what {
 		case "role":
-			err = call.Store(&n.Role)
+			if err = call.Store(&n.Role); err == nil {
+				// The value is asked for as soon as the role says there
+				// is one, behind the calls already in flight.
+				if textRoles[n.Role] {
+					reqs = append(reqs, req{"value", ifaceText + ".GetText", []any{int32(0), int32(MaxValue)}})
+					calls = append(calls, send(reqs[len(reqs)-1]))
+				} else if rangeRoles[n.Role] {
+					reqs = append(reqs, req{"value", ifaceProps + ".Get", []any{ifaceValue, "CurrentValue"}})
+					calls = append(calls, send(reqs[len(reqs)-1]))
+				}
+			}
 		case "name":
 			var v dbus.Variant
 			if err = call.Store(&v); err == nil {
@@ -204,6 +245,22 @@ func (c *Conn) read(ctx context.Context, n *Node, children bool) []Ref {
 			var bits []uint32
 			if err = call.Store(&bits); err == nil {
 				n.States = statesOf(bits)
+			}
+		case "bounds":
+			var e struct{ X, Y, W, H int32 }
+			if err = call.Store(&e); err == nil {
+				n.Bounds = Rect{int(e.X), int(e.Y), int(e.W), int(e.H)}
+			}
+		case "value":
+			if len(call.Body) == 1 {
+				switch v := call.Body[0].(type) {
+				case string:
+					n.Value = v
+				case dbus.Variant:
+					if f, ok := v.Value().(float64); ok {
+						n.Value = strconv.FormatFloat(f, 'f', -1, 64)
+					}
+				}
 			}
 		case "children":
 			var refs []struct {
@@ -219,7 +276,7 @@ func (c *Conn) read(ctx context.Context, n *Node, children bool) []Ref {
 			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", reqs[i].what, err))
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
 		}
 	}
 	n.Err = errors.Join(errs...)

@@ -1,82 +1,19 @@
 package atspi
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/domo-agent/domo/servers/ax/axtest"
 )
 
-// desktop starts a private X display (Xvfb) and D-Bus session bus for one
-// test and points the test's environment at them. It skips loudly when the
-// packages are missing, and fails under CI, where they must be installed.
-func desktop(t *testing.T) []string {
-	t.Helper()
-	for _, bin := range []string{"Xvfb", "dbus-daemon", "gtk3-widget-factory"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("CI=true and %s is missing: scripts/setup.sh installs it", bin)
-			}
-			t.Skipf("SKIPPING DESKTOP TEST: %s is missing (run `go tool task setup`)", bin)
-		}
-	}
-	runtime := t.TempDir()
-	os.Chmod(runtime, 0o700)
-	x := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "1280x1024x24", "-nolisten", "tcp")
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	x.ExtraFiles = []*os.File{w}
-	if err := x.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	t.Cleanup(func() { x.Process.Kill(); x.Wait() })
-	display, err := bufio.NewReader(r).ReadString('\n')
-	if err != nil {
-		t.Fatalf("Xvfb gave no display: %v", err)
-	}
-	bus := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address=1")
-	out, err := bus.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bus.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime)
-	if err := bus.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bus.Process.Kill(); bus.Wait() })
-	addr, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("dbus-daemon gave no address: %v", err)
-	}
-	env := map[string]string{
-		"DISPLAY":                  ":" + strings.TrimSpace(display),
-		"DBUS_SESSION_BUS_ADDRESS": strings.TrimSpace(addr),
-		"XDG_RUNTIME_DIR":          runtime,
-		"NO_AT_BRIDGE":             "",
-		"GTK_A11Y":                 "",
-	}
-	var list []string
-	for k, v := range env {
-		t.Setenv(k, v)
-		list = append(list, k+"="+v)
-	}
-	return list
-}
-
 func TestWalkWidgetFactory(t *testing.T) {
-	env := desktop(t)
-	app := exec.Command("gtk3-widget-factory")
-	app.Env = append(os.Environ(), env...)
-	if err := app.Start(); err != nil {
+	d := axtest.New(t, axtest.Options{})
+	if _, err := d.Launch("gtk3-widget-factory"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { app.Process.Kill(); app.Wait() })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -93,7 +30,7 @@ func TestWalkWidgetFactory(t *testing.T) {
 		}
 		for _, a := range apps {
 			n := &Node{Ref: a}
-			c.read(ctx, n, false)
+			c.read(ctx, n, false, false)
 			if strings.Contains(strings.ToLower(n.Name), "widget") {
 				factory = a
 			}

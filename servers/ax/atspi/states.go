@@ -11,12 +11,16 @@ const (
 	StateActive        States = 1 << 1
 	StateArmed         States = 1 << 2
 	StateChecked       States = 1 << 4
+	StateCollapsed     States = 1 << 5
+	StateDefunct       States = 1 << 6
 	StateEditable      States = 1 << 7
 	StateEnabled       States = 1 << 8
 	StateExpandable    States = 1 << 9
 	StateExpanded      States = 1 << 10
 	StateFocusable     States = 1 << 11
 	StateFocused       States = 1 << 12
+	StateModal         States = 1 << 16
+	StateMultiLine     States = 1 << 17
 	StatePressed       States = 1 << 20
 	StateSelectable    States = 1 << 22
 	StateSelected      States = 1 << 23
@@ -25,6 +29,7 @@ const (
 	StateVisible       States = 1 << 30
 	StateIndeterminate States = 1 << 32
 	StateRequired      States = 1 << 33
+	StateCheckable     States = 1 << 41
 	StateReadOnly      States = 1 << 43
 )
 
