@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -77,10 +78,11 @@ func (c *Conn) combo(k Combo) error {
 		}
 	}()
 	shift := false
-	for _, m := range k.Mods {
+	for _, given := range k.Mods {
+		m := modAliases[strings.ToLower(given)]
 		i := slices.IndexFunc(modifiers, func(x modifier) bool { return x.name == m })
 		if i < 0 {
-			return fmt.Errorf("unknown modifier %q: use ctrl, shift, alt or super", m)
+			return fmt.Errorf("unknown modifier %q: use ctrl, shift, alt or super", given)
 		}
 		p, err := c.key(modifiers[i].sym)
 		if err != nil {

@@ -185,7 +185,8 @@ func (c *Conn) finish() error {
 		return err
 	}
 	if !c.catchUp() {
-		// Busy or hung: undo the bindings later.
+		// Busy, hung, or deaf to pings: undo the bindings later, when
+		// it has had time to handle the keys.
 		if c.bound.timer == nil {
 			c.bound.timer = time.AfterFunc(restoreAfter, c.restoreLater)
 		} else {

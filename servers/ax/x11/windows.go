@@ -22,9 +22,9 @@ type Window struct {
 	// X and Y are the window's top-left corner in root (screen)
 	// coordinates; W and H its size.
 	X, Y, W, H int
-	// Visible is true when the window is mapped and all its ancestors are:
-	// a window manager may keep windows it manages unmapped (minimised, or
-	// behind the current one in a single-window WM such as matchbox).
+	// Visible is true when the window is viewable: mapped, as are its
+	// ancestors. A window manager keeps minimised windows unmapped. A
+	// window covered by others is still visible in this sense.
 	Visible bool
 }
 

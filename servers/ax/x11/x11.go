@@ -133,6 +133,9 @@ func (c *Conn) init() error {
 	if c.setup == nil || len(c.setup.Roots) == 0 {
 		return errors.New("the X server sent no screens")
 	}
+	if n := c.x.DefaultScreen; n < 0 || n >= len(c.setup.Roots) {
+		return fmt.Errorf("the X server has no screen %d (it has %d)", n, len(c.setup.Roots))
+	}
 	c.screen = c.setup.DefaultScreen(c.x)
 	c.root = c.screen.Root
 	c.maxRequest = int(c.setup.MaximumRequestLength) * 4
