@@ -162,7 +162,7 @@ func (d *Desktop) lock(ctx context.Context, a *app) error {
 	defer cancel()
 	tree, _, _ := bus.Walk(actx, atspi.Ref{Bus: a.Bus, Path: atspi.Root().Path}, atspi.Limits{MaxDepth: 1})
 	if actx.Err() != nil {
-		return fmt.Errorf("%s did not answer within %s: its main loop may be blocked; try again shortly", a, d.o.Timeout)
+		return notAnswering(a, d.o.Timeout)
 	}
 	if (&atspi.App{Windows: tree.Children}).Active() {
 		return nil

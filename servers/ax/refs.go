@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/domo-agent/domo/servers/ax/atspi"
 )
@@ -131,9 +132,14 @@ func (d *Desktop) resolve(ctx context.Context, ref string, bounds bool) (*refEnt
 	case errors.Is(err, atspi.ErrGone) || err == nil && n.States.Has(atspi.StateDefunct):
 		return nil, nil, fmt.Errorf("@e%d is stale: %s is gone from %s; take a new ax_get_ui_state", e.n, e, e.app)
 	case rctx.Err() != nil && ctx.Err() == nil:
-		return nil, nil, fmt.Errorf("%s did not answer within %s: its main loop may be blocked (busy or hung); try again shortly", e.app, d.o.Timeout)
+		return nil, nil, notAnswering(e.app, d.o.Timeout)
 	case err != nil:
 		return nil, nil, fmt.Errorf("read %s: %w", e, err)
 	}
 	return e, n, nil
+}
+
+// notAnswering is the error for an app that did not answer in time.
+func notAnswering(a *app, limit time.Duration) error {
+	return fmt.Errorf("%s did not answer within %s: its main loop may be blocked (busy or hung); try again shortly", a, limit)
 }

@@ -142,30 +142,55 @@ func timeout(ms int, def time.Duration) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
+// reading is one bounded read of an app's tree.
+type reading struct {
+	app   *app
+	tree  *atspi.Node
+	count int
+	// truncated: cut by the limits; hung: the app stopped answering.
+	truncated, hung bool
+	limit           time.Duration
+}
+
+// readApp reads the tree of the app query names within the limits and
+// timeoutMS, and makes that app the target.
+func (d *Desktop) readApp(ctx context.Context, query string, l atspi.Limits, timeoutMS int) (*reading, error) {
+	a, err := d.pickApp(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	r := &reading{app: appOf(a), limit: timeout(timeoutMS, d.o.Timeout)}
+	wctx, cancel := context.WithTimeout(ctx, r.limit)
+	defer cancel()
+	r.tree, r.count, r.truncated = d.a11y.Walk(wctx, a.Ref, l)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	r.hung = wctx.Err() != nil
+	if r.tree.Name != "" {
+		r.app.Name = r.tree.Name
+	}
+	d.target = r.app
+	return r, nil
+}
+
+// partial is the note for a read the app did not answer in full.
+func (r *reading) partial() string {
+	return fmt.Sprintf("- … partial: the app stopped answering within %s after %d elements; its main loop may be blocked (busy or hung). Try again shortly.\n", r.limit, r.count)
+}
+
 func (d *Desktop) uiState(ctx context.Context, in uiStateArgs) (string, error) {
-	a, err := d.pickApp(ctx, in.App)
+	l := atspi.Limits{MaxDepth: cmp.Or(in.MaxDepth, 40), MaxNodes: cmp.Or(in.MaxNodes, 1000), Bounds: in.Bounds}
+	r, err := d.readApp(ctx, in.App, l, in.TimeoutMS)
 	if err != nil {
 		return "", err
 	}
-	limit := timeout(in.TimeoutMS, d.o.Timeout)
-	wctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	l := atspi.Limits{MaxDepth: cmp.Or(in.MaxDepth, 40), MaxNodes: cmp.Or(in.MaxNodes, 1000), Bounds: in.Bounds}
-	tree, count, truncated := d.a11y.Walk(wctx, a.Ref, l)
-	if ctx.Err() != nil {
-		return "", ctx.Err()
-	}
-	target := appOf(a)
-	if tree.Name != "" {
-		target.Name = tree.Name
-	}
-	d.target = target
-	v := &view{refs: &d.refs, app: target, interactiveOnly: in.InteractiveOnly, bounds: in.Bounds}
-	v.tree(tree)
+	v := &view{refs: &d.refs, app: r.app, interactiveOnly: in.InteractiveOnly, bounds: in.Bounds}
+	v.tree(r.tree)
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "App %s", target)
-	if pid := d.focusedPID(); (pid > 0 && pid == a.PID) || (pid == 0 && (&atspi.App{Windows: tree.Children}).Active()) {
+	fmt.Fprintf(&b, "App %s", r.app)
+	if pid := d.focusedPID(); (pid > 0 && pid == r.app.PID) || (pid == 0 && (&atspi.App{Windows: r.tree.Children}).Active()) {
 		b.WriteString(", owns the focused window")
 	}
 	b.WriteString("\n")
@@ -173,12 +198,11 @@ func (d *Desktop) uiState(ctx context.Context, in uiStateArgs) (string, error) {
 		b.WriteString(line + "\n")
 	}
 	switch {
-	case wctx.Err() != nil:
-		fmt.Fprintf(&b, "- … partial: the app stopped answering within %s after %d elements; its main loop may be blocked (busy or hung). Try again shortly.\n", limit, count)
-	case truncated:
+	case r.hung:
+		b.WriteString(r.partial())
+	case r.truncated:
 		fmt.Fprintf(&b, "- … cut at %d elements or %d levels: use ax_find, or raise max_nodes/max_depth.\n", l.MaxNodes, l.MaxDepth)
-	}
-	if len(v.lines) == 0 && wctx.Err() == nil {
+	case len(v.lines) == 0:
 		b.WriteString("- (no windows showing)\n")
 	}
 	return b.String(), nil

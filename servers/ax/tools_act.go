@@ -79,16 +79,11 @@ func roleMatches(want, role string) bool {
 }
 
 func (d *Desktop) find(ctx context.Context, in findArgs) (string, error) {
-	a, err := d.pickApp(ctx, in.App)
+	r, err := d.readApp(ctx, in.App, atspi.Limits{MaxNodes: 20000, MaxDepth: 200}, in.TimeoutMS)
 	if err != nil {
 		return "", err
 	}
-	limit := timeout(in.TimeoutMS, d.o.Timeout)
-	wctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	tree, count, truncated := d.a11y.Walk(wctx, a.Ref, atspi.Limits{MaxNodes: 20000, MaxDepth: 200})
-	target := appOf(a)
-	d.target = target
+	target := r.app
 	name, value := strings.ToLower(in.Name), strings.ToLower(in.Value)
 	max := cmp.Or(in.Limit, 20)
 	var lines []string
@@ -117,7 +112,7 @@ func (d *Desktop) find(ctx context.Context, in findArgs) (string, error) {
 			visit(k, window)
 		}
 	}
-	visit(tree, "")
+	visit(r.tree, "")
 	var b strings.Builder
 	switch {
 	case len(lines) == 0:
@@ -138,10 +133,10 @@ func (d *Desktop) find(ctx context.Context, in findArgs) (string, error) {
 	if more > 0 {
 		fmt.Fprintf(&b, "- … %d more: narrow the search or raise limit.\n", more)
 	}
-	if wctx.Err() != nil {
-		fmt.Fprintf(&b, "- … partial: the app stopped answering within %s after %d elements; its main loop may be blocked.\n", limit, count)
-	} else if truncated {
-		fmt.Fprintf(&b, "- … searched the first %d elements only.\n", count)
+	if r.hung {
+		b.WriteString(r.partial())
+	} else if r.truncated {
+		fmt.Fprintf(&b, "- … searched the first %d elements only.\n", r.count)
 	}
 	return b.String(), nil
 }
@@ -213,7 +208,7 @@ func (d *Desktop) act(ctx context.Context, in actionArgs) (string, error) {
 	}
 	if err != nil {
 		if actx.Err() != nil && ctx.Err() == nil {
-			return "", fmt.Errorf("%s: %s did not answer within %s; its main loop may be blocked (busy or hung)", action, e.app, d.o.Timeout)
+			return "", fmt.Errorf("%s: %w", action, notAnswering(e.app, d.o.Timeout))
 		}
 		return "", fmt.Errorf("%s %s: %w", action, e, err)
 	}
@@ -457,24 +452,11 @@ func (d *Desktop) expand(ctx context.Context, e *refEntry, n *atspi.Node, open b
 // focus brings the element's window forward and gives it the keyboard
 // focus: the way back after "target app lost focus".
 func (d *Desktop) focus(ctx context.Context, e *refEntry) (string, error) {
-	var note string
-	if x, err := d.display(); err == nil {
-		wins, err := x.Windows()
-		if err == nil {
-			for _, w := range wins {
-				if w.PID == e.app.PID {
-					if err := x.Activate(w.ID); err != nil {
-						note = fmt.Sprintf(" (its window did not take the focus: %v)", err)
-					}
-					break
-				}
-			}
-		}
-	}
+	note := d.raise(e.app.PID)
 	if err := d.a11y.GrabFocus(ctx, e.obj); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Focused %s%s.", e, note), nil
+	return fmt.Sprintf("Focused %s.%s", e, note), nil
 }
 
 func (d *Desktop) scrollIntoView(ctx context.Context, e *refEntry) (string, error) {

@@ -114,18 +114,28 @@ func (d *Desktop) greet(a *atspi.App) string {
 	for _, w := range a.Windows {
 		wins = append(wins, fmt.Sprintf("%s %q", w.Role, w.Name))
 	}
-	out := fmt.Sprintf("Its window: %s. It is the target app now: take ax_get_ui_state.", strings.Join(wins, ", "))
-	if x, err := d.display(); err == nil {
-		if list, err := x.Windows(); err == nil {
-			for _, w := range list {
-				if w.PID == a.PID {
-					if err := x.Activate(w.ID); err != nil {
-						out += fmt.Sprintf(" (Its window did not take the focus: %v.)", err)
-					}
-					break
-				}
+	return fmt.Sprintf("Its window: %s. It is the target app now: take ax_get_ui_state.", strings.Join(wins, ", ")) + d.raise(a.PID)
+}
+
+// raise gives the focus to the first X window of process pid. It returns
+// a note when that failed, for the result to carry; without X (Wayland)
+// there is nothing to do.
+func (d *Desktop) raise(pid int) string {
+	x, err := d.display()
+	if err != nil {
+		return ""
+	}
+	wins, err := x.Windows()
+	if err != nil {
+		return ""
+	}
+	for _, w := range wins {
+		if w.PID == pid {
+			if err := x.Activate(w.ID); err != nil {
+				return fmt.Sprintf(" (Its window did not take the focus: %v.)", err)
 			}
+			return ""
 		}
 	}
-	return out
+	return ""
 }
