@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -248,6 +250,9 @@ func (b *Browser) allocator() (context.Context, context.CancelFunc, error) {
 // start launches or attaches. The browser's life is bound to a context with
 // no deadline; the launch itself is bounded by StartTimeout and by ctx.
 func (b *Browser) start(ctx context.Context) (*session, error) {
+	if dir := b.opts.UserDataDir; dir != "" && b.opts.CDPEndpoint == "" {
+		waitProfileFree(dir, 5*time.Second)
+	}
 	actx, acancel, err := b.allocator()
 	if err != nil {
 		return nil, err
@@ -472,4 +477,25 @@ func (b *Browser) refOwner(n int) (*Tab, int, bool) {
 		}
 	}
 	return nil, 0, false
+}
+
+// waitProfileFree waits, up to limit, until no live process holds the
+// profile's SingletonLock. A Chromium still exiting holds it, and a new
+// one started on the profile meanwhile hands over to it and exits at once.
+// A lock whose process is gone is stale: Chromium takes it over.
+func waitProfileFree(dir string, limit time.Duration) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		// The lock is a symlink to "hostname-pid".
+		target, err := os.Readlink(filepath.Join(dir, "SingletonLock"))
+		if err != nil {
+			return
+		}
+		pid, err := strconv.Atoi(target[strings.LastIndex(target, "-")+1:])
+		if err != nil || pid <= 0 {
+			return
+		}
+		if p, err := os.FindProcess(pid); err != nil || p.Signal(syscall.Signal(0)) != nil {
+			return
+		}
+	}
 }
