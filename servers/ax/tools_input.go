@@ -321,7 +321,9 @@ func (d *Desktop) screenshot(ctx context.Context, in screenshotArgs) ([]byte, st
 func (d *Desktop) typedValue(ctx context.Context, e *refEntry, typed string) string {
 	deadline := time.Now().Add(500 * time.Millisecond)
 	for {
-		n, err := d.a11y.Read(ctx, e.obj, false)
+		rctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
+		n, err := d.a11y.Read(rctx, e.obj, false)
+		cancel()
 		if err != nil {
 			return ""
 		}
