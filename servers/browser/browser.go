@@ -199,6 +199,12 @@ func (b *Browser) ensure(ctx context.Context) (*session, error) {
 		b.stop()
 	}
 	s, err := b.start(ctx)
+	if err != nil && b.opts.CDPEndpoint == "" && ctx.Err() == nil {
+		// Chromium sometimes dies while starting on a loaded machine;
+		// once more before giving up.
+		slog.Warn("the browser failed to start; trying once more", "err", err)
+		s, err = b.start(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
