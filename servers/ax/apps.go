@@ -139,6 +139,15 @@ func (d *Desktop) lock(ctx context.Context, a *app) error {
 			"Bring it back with ax_action(ref, \"focus\") on one of its elements, or take ax_get_ui_state(app=\"focused\") to work with the app that has focus",
 			errLostFocus, a, who)
 	}
+	bus, err := d.bus(ctx)
+	if err != nil {
+		return err
+	}
+	actx, cancel := context.WithTimeout(ctx, d.o.Timeout)
+	defer cancel()
+	if alive, err := bus.Alive(actx, a.Bus); err == nil && !alive {
+		return fmt.Errorf("%w: %s has exited, so nothing was done; take ax_get_ui_state(app=\"focused\") to work with the app that has focus, or ax_open_app to start it again", errLostFocus, a)
+	}
 	if x, err := d.display(); err == nil {
 		w, ok, err := x.ActiveWindow()
 		if err == nil {
@@ -154,12 +163,6 @@ func (d *Desktop) lock(ctx context.Context, a *app) error {
 	}
 	// No X, or a window that does not say its process: ask the app
 	// whether one of its windows is the active one.
-	bus, err := d.bus(ctx)
-	if err != nil {
-		return err
-	}
-	actx, cancel := context.WithTimeout(ctx, d.o.Timeout)
-	defer cancel()
 	tree, _, _ := bus.Walk(actx, atspi.Ref{Bus: a.Bus, Path: atspi.Root().Path}, atspi.Limits{MaxDepth: 1})
 	if actx.Err() != nil {
 		return notAnswering(a, d.o.Timeout)

@@ -122,11 +122,11 @@ func (d *Desktop) resolve(ctx context.Context, ref string, bounds bool) (*refEnt
 	if err != nil {
 		return nil, nil, err
 	}
-	if alive, err := bus.Alive(ctx, e.app.Bus); err == nil && !alive {
-		return nil, nil, fmt.Errorf("@e%d is stale: the app %s it came from has exited or restarted; take a new ax_get_ui_state", e.n, e.app)
-	}
 	rctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
 	defer cancel()
+	if alive, err := bus.Alive(rctx, e.app.Bus); err == nil && !alive {
+		return nil, nil, fmt.Errorf("@e%d is stale: the app %s it came from has exited or restarted; take a new ax_get_ui_state", e.n, e.app)
+	}
 	n, err := bus.Read(rctx, e.obj, bounds)
 	switch {
 	case errors.Is(err, atspi.ErrGone) || err == nil && n.States.Has(atspi.StateDefunct):

@@ -29,6 +29,23 @@ var plainRoles = map[string]bool{
 // textRoles show their name as plain text.
 var textRoles = map[string]bool{"label": true, "static": true, "caption": true, "heading": true, "paragraph": true}
 
+// onlyLabel is n's child when that is its only child and a plain label.
+func onlyLabel(n *atspi.Node) *atspi.Node {
+	if len(n.Children) == 1 && textRoles[n.Children[0].Role] && len(n.Children[0].Children) == 0 {
+		return n.Children[0]
+	}
+	return nil
+}
+
+// displayName is an element's name as shown: an unnamed element with only
+// a label (a list row) is named by the label's text.
+func displayName(n *atspi.Node) string {
+	if label := onlyLabel(n); n.Name == "" && label != nil {
+		return label.Name
+	}
+	return n.Name
+}
+
 // interactive reports whether n gets a ref.
 func interactive(n *atspi.Node) bool {
 	if n.Name == "" && (n.Role == "menu" || plainRoles[n.Role]) {
@@ -48,8 +65,6 @@ type view struct {
 	interactiveOnly bool
 	bounds          bool
 	lines           []string
-	// left counts elements out of sight that were left out.
-	left int
 }
 
 func (v *view) tree(root *atspi.Node) {
@@ -61,17 +76,14 @@ func (v *view) tree(root *atspi.Node) {
 // node renders n at depth, and its children below it.
 func (v *view) node(n *atspi.Node, depth int, top bool) {
 	if !top && !n.States.Has(atspi.StateVisible) && n.Err == nil {
-		v.left++
 		return
 	}
 	showing := top || n.States.Has(atspi.StateShowing)
 	name, kids := n.Name, n.Children
-	// An unnamed element named by its one label (a list row) takes the
-	// label's text; a label repeating its parent's name goes.
-	if name == "" && len(kids) == 1 && textRoles[kids[0].Role] && len(kids[0].Children) == 0 {
-		name, kids = kids[0].Name, nil
-	} else if len(kids) == 1 && textRoles[kids[0].Role] && kids[0].Name == name && len(kids[0].Children) == 0 {
-		kids = nil
+	// A label that names its parent (a list row's) or repeats the
+	// parent's name goes.
+	if label := onlyLabel(n); label != nil && (name == "" || label.Name == name) {
+		name, kids = label.Name, nil
 	}
 	ref := interactive(n) && n.Err == nil
 	line := ""
@@ -80,7 +92,6 @@ func (v *view) node(n *atspi.Node, depth int, top bool) {
 		line = "- (not answering)"
 	case !ref && !showing:
 		// Out of sight and nothing to act on: left out.
-		v.left++
 	case !ref && plainRoles[n.Role] && name == "":
 	case !ref && v.interactiveOnly && !top:
 	default:

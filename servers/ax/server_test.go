@@ -121,16 +121,6 @@ func refOf(t testing.TB, snapshot, what string) string {
 	return m[1]
 }
 
-func TestToolSchemas(t *testing.T) {
-	s := NewServer(New(Options{}))
-	srv, err := s.MCP()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mcpkittest.CheckAnnotations(t, srv)
-	mcpkittest.Snapshot(t, srv)
-}
-
 // TestTestApp reads our GTK test app and acts on each kind of widget;
 // each action must run the app's own callback.
 func TestTestApp(t *testing.T) {
@@ -235,6 +225,11 @@ func TestTestApp(t *testing.T) {
 	out = call(t, c, "ax_find", map[string]any{"name": "Item 3"})
 	if !strings.Contains(out, `"Item 3"`) || !strings.Contains(out, `"Item 39"`) {
 		t.Errorf("finding Item 3…: %s", out)
+	}
+	// A row is found as the snapshot shows it, with the same ref.
+	out = call(t, c, "ax_find", map[string]any{"role": "list item", "name": "Item 30"})
+	if got, want := refOf(t, out, `list item "Item 30"`), refOf(t, snap, `list item "Item 30"`); got != want || strings.Contains(out, "label") {
+		t.Errorf("finding the row Item 30 gave %s, the snapshot %s:\n%s", got, want, out)
 	}
 	if out := call(t, c, "ax_find", map[string]any{"name": "no such thing"}); !strings.Contains(out, "No element") {
 		t.Errorf("finding nothing: %s", out)

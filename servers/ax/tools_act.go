@@ -94,12 +94,13 @@ func (d *Desktop) find(ctx context.Context, in findArgs) (string, error) {
 		if n.Role == "frame" || n.Role == "dialog" || n.Role == "window" || n.Role == "alert" {
 			window = fmt.Sprintf("%s %q", n.Role, n.Name)
 		}
+		shown := displayName(n)
 		if n.Role != "" && n.Role != "application" &&
 			(in.Role == "" || roleMatches(in.Role, n.Role)) &&
-			(name == "" || strings.Contains(strings.ToLower(n.Name), name)) &&
+			(name == "" || strings.Contains(strings.ToLower(shown), name)) &&
 			(value == "" || strings.Contains(strings.ToLower(n.Value), value)) {
 			if len(lines) < max {
-				line := v.line(n, n.Name, true, n.States.Has(atspi.StateShowing))
+				line := v.line(n, shown, true, n.States.Has(atspi.StateShowing))
 				if window != "" && !strings.HasPrefix(line, "- "+window) {
 					line += " in " + window
 				}
@@ -109,7 +110,10 @@ func (d *Desktop) find(ctx context.Context, in findArgs) (string, error) {
 			}
 		}
 		for _, k := range n.Children {
-			visit(k, window)
+			// A row's label is found as the row.
+			if k != onlyLabel(n) || n.Name != "" {
+				visit(k, window)
+			}
 		}
 	}
 	visit(r.tree, "")
@@ -266,8 +270,13 @@ func describeChange(before, after *atspi.Node) string {
 // when the element offers none that fits.
 func (d *Desktop) doNamed(ctx context.Context, e *refEntry, any bool, prefer ...string) (string, error) {
 	acts, err := d.a11y.Actions(ctx, e.obj)
-	if err != nil || len(acts) == 0 {
+	if errors.Is(err, atspi.ErrNoInterface) {
 		return "", nil
+	}
+	if err != nil {
+		// Gone, or not answering: clicking where it was could hit
+		// something else.
+		return "", err
 	}
 	for _, p := range prefer {
 		for i, a := range acts {
@@ -383,10 +392,7 @@ func (d *Desktop) selectItem(ctx context.Context, e *refEntry, n *atspi.Node, na
 		var visit func(k *atspi.Node)
 		visit = func(k *atspi.Node) {
 			if k != tree && (k.States.Has(atspi.StateSelectable) || strings.Contains(k.Role, "item") || k.Role == "page tab") {
-				label := k.Name
-				if label == "" && len(k.Children) == 1 {
-					label = k.Children[0].Name
-				}
+				label := displayName(k)
 				if strings.EqualFold(strings.TrimSpace(label), strings.TrimSpace(*name)) && found == nil {
 					found = k
 				}

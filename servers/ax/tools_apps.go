@@ -56,10 +56,12 @@ func (d *Desktop) openApp(ctx context.Context, in openAppArgs) (string, error) {
 		return "", fmt.Errorf("start %s: %w", a.Name, err)
 	}
 	// The apps already running, to tell the new one by.
-	before := map[string]bool{}
+	// (nil when they could not be read: then only the new process counts).
+	var before map[string]bool
 	bus, busErr := d.bus(ctx)
 	if busErr == nil {
 		if apps, err := bus.Apps(ctx, appWait); err == nil {
+			before = map[string]bool{}
 			for _, x := range apps {
 				before[x.Bus] = true
 			}
@@ -82,14 +84,16 @@ func (d *Desktop) openApp(ctx context.Context, in openAppArgs) (string, error) {
 		return started + ". Take ax_get_ui_state once its window shows.", nil
 	}
 	deadline := time.Now().Add(time.Duration(wait) * time.Second)
+	exited, handedOver := p.Exited(), false
 	for time.Now().Before(deadline) {
 		select {
-		case <-p.Exited():
+		case <-exited:
 			if err := p.Err(); err != nil {
 				return "", fmt.Errorf("%s exited: %v %s", a.Name, err, strings.TrimSpace(p.Stderr()))
 			}
 			// A launcher that handed over to a running instance, or to
 			// the real program: look for a new app below.
+			exited, handedOver = nil, true
 		case <-ctx.Done():
 			return "", ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -99,11 +103,14 @@ func (d *Desktop) openApp(ctx context.Context, in openAppArgs) (string, error) {
 			continue
 		}
 		for _, x := range apps {
-			if (x.PID == pid || !before[x.Bus]) && len(x.Windows) > 0 {
+			if (x.PID == pid || before != nil && !before[x.Bus]) && len(x.Windows) > 0 {
 				d.target = appOf(x)
 				return started + ". " + d.greet(x), nil
 			}
 		}
+	}
+	if handedOver {
+		return started + fmt.Sprintf("; it exited at once without error (a launcher, or it handed over to a copy already running) and no new window showed within %ds. ax_list_apps shows what runs.", wait), nil
 	}
 	return started + fmt.Sprintf("; no window of it showed on the accessibility bus within %ds (it may be slow, or not accessible). ax_list_apps shows what runs.", wait), nil
 }
@@ -130,7 +137,7 @@ func (d *Desktop) raise(pid int) string {
 		return ""
 	}
 	for _, w := range wins {
-		if w.PID == pid {
+		if w.PID == pid && w.Visible {
 			if err := x.Activate(w.ID); err != nil {
 				return fmt.Sprintf(" (Its window did not take the focus: %v.)", err)
 			}

@@ -38,6 +38,9 @@ func (d *Desktop) inputTarget(ctx context.Context, ref string) (string, *refEntr
 		fctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
 		defer cancel()
 		if err := d.a11y.GrabFocus(fctx, e.obj); err != nil {
+			if fctx.Err() != nil && ctx.Err() == nil {
+				return "", nil, notAnswering(e.app, d.o.Timeout)
+			}
 			return "", nil, fmt.Errorf("give %s the focus: %w", e, err)
 		}
 		d.target = e.app
@@ -277,7 +280,7 @@ func (d *Desktop) screenshot(ctx context.Context, in screenshotArgs) ([]byte, st
 		}
 		found := false
 		for _, w := range wins {
-			if w.PID == a.PID && w.W > 0 && w.H > 0 {
+			if w.PID == a.PID && w.Visible && w.W > 0 && w.H > 0 {
 				area, what, found = image.Rect(w.X, w.Y, w.X+w.W, w.Y+w.H), fmt.Sprintf("window %q of %s", w.Title, appOf(a)), true
 				break
 			}

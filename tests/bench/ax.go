@@ -177,7 +177,9 @@ func timeRuns(n int, f func() error) ([]time.Duration, error) {
 	return out, nil
 }
 
-func fmtMS(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+func fmtMS(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
 

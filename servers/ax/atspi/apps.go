@@ -33,7 +33,11 @@ func (a *App) Active() bool {
 // An app that does not answer within each is listed with Err set rather
 // than holding up the rest.
 func (c *Conn) Apps(ctx context.Context, each time.Duration) ([]*App, error) {
-	refs, err := c.Children(ctx, Root())
+	// The registry and the bus daemon answer at once; bound them anyway,
+	// so that nothing waits for ever.
+	rctx, cancel := context.WithTimeout(ctx, 5*each)
+	refs, err := c.Children(rctx, Root())
+	cancel()
 	if err != nil {
 		return nil, err
 	}
@@ -43,11 +47,11 @@ func (c *Conn) Apps(ctx context.Context, each time.Duration) ([]*App, error) {
 		apps[i] = &App{Ref: r}
 		wg.Go(func() {
 			a := apps[i]
-			if pid, err := c.PID(ctx, r.Bus); err == nil {
-				a.PID = pid
-			}
 			actx, cancel := context.WithTimeout(ctx, each)
 			defer cancel()
+			if pid, err := c.PID(actx, r.Bus); err == nil {
+				a.PID = pid
+			}
 			tree, _, _ := c.Walk(actx, r, Limits{MaxDepth: 1})
 			a.Name, a.Windows, a.Err = tree.Name, tree.Children, tree.Err
 			for _, w := range a.Windows {

@@ -98,6 +98,8 @@ type Node struct {
 	// Bounds is the extents on screen, when the walk asked for them.
 	Bounds   Rect
 	Children []*Node
+	// unread counts the children a walk did not descend to.
+	unread int
 	// Err says why the node could not be read whole (a hung or vanished
 	// application); what was read is kept.
 	Err error
@@ -148,7 +150,7 @@ func (c *Conn) Walk(ctx context.Context, root Ref, l Limits) (tree *Node, count 
 		}
 		var next []*Node
 		for i, n := range level {
-			if leaf && len(kids[i]) > 0 {
+			if leaf && n.unread > 0 {
 				truncated = true
 			}
 			for _, k := range kids[i] {
@@ -192,6 +194,9 @@ func (c *Conn) read(ctx context.Context, n *Node, children, bounds bool) []Ref {
 	}
 	if children {
 		reqs = append(reqs, req{"children", ifaceAccess + ".GetChildren", nil})
+	} else {
+		// Only how many: a walk cut here says so.
+		reqs = append(reqs, req{"childcount", ifaceProps + ".Get", []any{ifaceAccess, "ChildCount"}})
 	}
 	if bounds {
 		reqs = append(reqs, req{"bounds", ifaceComponent + ".GetExtents", []any{coordScreen}})
@@ -217,7 +222,7 @@ func (c *Conn) read(ctx context.Context, n *Node, children, bounds bool) []Ref {
 		what := reqs[i].what
 		if call.Err != nil {
 			// A field without a value interface is no error.
-			if what != "value" && what != "bounds" {
+			if what != "value" && what != "bounds" && what != "childcount" {
 				errs = append(errs, fmt.Errorf("%s: %w", what, call.Err))
 			}
 			continue
@@ -245,6 +250,13 @@ func (c *Conn) read(ctx context.Context, n *Node, children, bounds bool) []Ref {
 			var bits []uint32
 			if err = call.Store(&bits); err == nil {
 				n.States = statesOf(bits)
+			}
+		case "childcount":
+			var v dbus.Variant
+			if err = call.Store(&v); err == nil {
+				if c, ok := v.Value().(int32); ok {
+					n.unread = int(c)
+				}
 			}
 		case "bounds":
 			var e struct{ X, Y, W, H int32 }

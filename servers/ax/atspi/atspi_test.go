@@ -1,3 +1,5 @@
+//go:build linux
+
 package atspi
 
 import (
@@ -75,6 +77,10 @@ func TestWalkWidgetFactory(t *testing.T) {
 		t.Errorf("the tree lacks known widgets: %d nodes, roles %v", count, roles)
 	}
 
+	// A walk bounded in depth says it was cut.
+	if _, _, trunc := c.Walk(ctx, factory, Limits{MaxDepth: 2}); !trunc {
+		t.Error("a walk cut at depth 2 does not say so")
+	}
 	// A walk bounded in nodes stops there and says so.
 	_, n, trunc := c.Walk(ctx, factory, Limits{MaxNodes: 20})
 	if n > 20 || !trunc {

@@ -26,6 +26,10 @@ const coordScreen = uint32(0)
 // ErrGone means the object or its application no longer exists.
 var ErrGone = errors.New("the element no longer exists")
 
+// ErrNoInterface means the object does not implement the interface a call
+// needs (a label has no Action).
+var ErrNoInterface = errors.New("the element does not offer this")
+
 // gone reports whether a D-Bus error means the object or its application
 // has gone away.
 func gone(err error) bool {
@@ -33,25 +37,31 @@ func gone(err error) bool {
 	if errors.As(err, &de) {
 		switch de.Name {
 		case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.UnknownObject",
-			"org.freedesktop.DBus.Error.NameHasNoOwner", "org.freedesktop.DBus.Error.NoReply":
-			return de.Name != "org.freedesktop.DBus.Error.NoReply"
-		}
-		// GTK answers calls on a destroyed object with UnknownMethod on
-		// an object it no longer knows.
-		if de.Name == "org.freedesktop.DBus.Error.UnknownMethod" && len(de.Body) > 0 {
-			if s, ok := de.Body[0].(string); ok && strings.Contains(s, "doesn't exist") {
-				return true
-			}
+			"org.freedesktop.DBus.Error.NameHasNoOwner":
+			return true
 		}
 	}
 	return false
 }
 
+// noInterface reports whether a D-Bus error says the object lacks the
+// method's interface.
+func noInterface(err error) bool {
+	var de dbus.Error
+	return errors.As(err, &de) && (de.Name == "org.freedesktop.DBus.Error.UnknownMethod" ||
+		de.Name == "org.freedesktop.DBus.Error.UnknownInterface" || de.Name == "org.freedesktop.DBus.Error.NotSupported")
+}
+
 // call makes one method call on r and stores its reply in out.
 func (c *Conn) call(ctx context.Context, r Ref, method string, out []any, args ...any) error {
 	err := c.bus.Object(r.Bus, r.Path).CallWithContext(ctx, method, 0, args...).Store(out...)
-	if err != nil && gone(err) {
-		return fmt.Errorf("%w (%v)", ErrGone, err)
+	switch {
+	case err == nil:
+		return nil
+	case gone(err):
+		return fmt.Errorf("%v: %w", err, ErrGone)
+	case noInterface(err):
+		return fmt.Errorf("%v: %w", err, ErrNoInterface)
 	}
 	return err
 }
@@ -80,8 +90,9 @@ func (c *Conn) Interfaces(ctx context.Context, r Ref) ([]string, error) {
 func (c *Conn) Read(ctx context.Context, r Ref, bounds bool) (*Node, error) {
 	n := &Node{Ref: r}
 	c.read(ctx, n, false, bounds)
-	if n.Err != nil && n.Role == "" {
-		if errors.Is(n.Err, ErrGone) || gone(n.Err) {
+	if n.Err != nil {
+		// A node read in part would show wrong states.
+		if gone(n.Err) {
 			return nil, ErrGone
 		}
 		return nil, n.Err

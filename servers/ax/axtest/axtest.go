@@ -1,4 +1,4 @@
-//go:build linux
+//go:build unix
 
 // Package axtest starts a private desktop for domo-ax's tests and
 // benchmarks: an Xvfb display, a D-Bus session bus (which starts the

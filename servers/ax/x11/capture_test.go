@@ -1,3 +1,5 @@
+//go:build unix
+
 package x11
 
 import (
