@@ -147,7 +147,7 @@ func (d *Desktop) find(ctx context.Context, in findArgs) (string, error) {
 
 type actionArgs struct {
 	Ref    string  `json:"ref" jsonschema:"the element's ref from ax_get_ui_state or ax_find, e.g. @e12"`
-	Action string  `json:"action,omitempty" jsonschema:"what to do: press (click a button, activate an item), toggle (a check box or toggle button), set_value (replace a field's text or a spin button's or slider's number, choose a combo box item), select (a list or tab item; or, on a list or combo box, the item named by value), expand, collapse, focus (bring its window forward and give it the keyboard focus), scroll_into_view"`
+	Action string  `json:"action,omitempty" jsonschema:"what to do: press or activate (click a button, activate an item), toggle (a check box or toggle button), set_value (replace a field's text or a spin button's or slider's number, choose a combo box item), select (a list or tab item; or, on a list or combo box, the item named by value), expand, collapse, focus (bring its window forward and give it the keyboard focus), scroll_into_view"`
 	Value  *string `json:"value,omitempty" jsonschema:"for set_value: the text, number or item name; for select on a list or combo box: the item's name"`
 }
 
@@ -440,7 +440,8 @@ func (d *Desktop) expand(ctx context.Context, e *refEntry, n *atspi.Node, open b
 	if !n.States.Has(atspi.StateExpandable) && n.Role != "combo box" {
 		return "", errors.New("it cannot expand or collapse")
 	}
-	if n.States.Has(atspi.StateExpanded) == open && n.States.Has(atspi.StateExpandable) {
+	// A combo box says expanded only while its popup shows.
+	if n.States.Has(atspi.StateExpanded) == open && (n.States.Has(atspi.StateExpandable) || !open) {
 		return fmt.Sprintf("%s is already %s; nothing was done.", e, verb), nil
 	}
 	name, err := d.doNamed(ctx, e, true, "expand or contract", "expand or collapse", "activate", "toggle", "press", "click")

@@ -37,14 +37,15 @@ func (s *Server) clipboardReadTool() mcpkit.Tool {
 				}
 				rctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
 				defer cancel()
-				text, err := x.ReadClipboard(rctx, cmp.Or(in.Selection, "clipboard"))
+				sel := cmp.Or(in.Selection, "clipboard")
+				text, err := x.ReadClipboard(rctx, sel)
 				switch {
 				case errors.Is(err, x11.ErrNoOwner):
-					return "The clipboard is empty: no app holds a selection.", nil
+					return fmt.Sprintf("The %s is empty: no app holds it.", sel), nil
 				case err != nil:
 					return "", err
 				case text == "":
-					return "The clipboard holds no text.", nil
+					return fmt.Sprintf("The %s holds no text.", sel), nil
 				}
 				return text, nil
 			})
