@@ -45,17 +45,21 @@ func (d *Desktop) focusedPID() int {
 	return w.PID
 }
 
+// ownsFocus reports whether the app of pid, with these top-level windows,
+// owns the focused window: by X's focus (focusPID, 0 when X cannot tell),
+// else by its windows' active state.
+func ownsFocus(focusPID, pid int, windows []*atspi.Node) bool {
+	if focusPID > 0 {
+		return pid == focusPID
+	}
+	return (&atspi.App{Windows: windows}).Active()
+}
+
 // focused picks the app that owns the focused window among apps.
 func (d *Desktop) focused(apps []*atspi.App) (*atspi.App, error) {
-	if pid := d.focusedPID(); pid > 0 {
-		for _, a := range apps {
-			if a.PID == pid {
-				return a, nil
-			}
-		}
-	}
+	focus := d.focusedPID()
 	for _, a := range apps {
-		if a.Active() {
+		if ownsFocus(focus, a.PID, a.Windows) {
 			return a, nil
 		}
 	}

@@ -1,6 +1,9 @@
 package ax
 
-import "os"
+import (
+	"os"
+	"strings"
+)
 
 // platformError is nil: Linux has AT-SPI2 and X11.
 func platformError() error { return nil }
@@ -11,12 +14,5 @@ func kernelRelease() string {
 	if err != nil {
 		return ""
 	}
-	return string(trimNewline(b))
-}
-
-func trimNewline(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
+	return strings.TrimSpace(string(b))
 }

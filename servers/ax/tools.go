@@ -85,7 +85,7 @@ func (d *Desktop) appList(ctx context.Context) (string, error) {
 	fmt.Fprintf(&b, "%d apps:\n", len(apps))
 	for _, a := range apps {
 		fmt.Fprintf(&b, "- %q pid %d", a.Name, a.PID)
-		if (focus > 0 && a.PID == focus) || (focus == 0 && a.Active()) {
+		if ownsFocus(focus, a.PID, a.Windows) {
 			b.WriteString(" [focused]")
 		}
 		if a.Err != nil && a.Name == "" {
@@ -190,7 +190,7 @@ func (d *Desktop) uiState(ctx context.Context, in uiStateArgs) (string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "App %s", r.app)
-	if pid := d.focusedPID(); (pid > 0 && pid == r.app.PID) || (pid == 0 && (&atspi.App{Windows: r.tree.Children}).Active()) {
+	if ownsFocus(d.focusedPID(), r.app.PID, r.tree.Children) {
 		b.WriteString(", owns the focused window")
 	}
 	b.WriteString("\n")

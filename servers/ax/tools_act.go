@@ -182,7 +182,7 @@ func (d *Desktop) act(ctx context.Context, in actionArgs) (string, error) {
 		return "", err
 	}
 	if action != "focus" && action != "scroll_into_view" {
-		if !before.States.Has(atspi.StateEnabled) && !before.States.Has(atspi.StateSensitive) {
+		if before.States.Disabled() {
 			return "", fmt.Errorf("%s is disabled, so nothing was done; take a new ax_get_ui_state to see what is enabled", e)
 		}
 		if err := d.lock(ctx, e.app); err != nil {
@@ -226,22 +226,32 @@ var expectChange = map[string]bool{"toggle": true, "set_value": true, "expand": 
 
 // readBack reads the element after an action and says how it changed.
 func (d *Desktop) readBack(ctx context.Context, e *refEntry, before *atspi.Node, action string) string {
+	after, err := d.settle(ctx, e, func(n *atspi.Node) bool {
+		return !expectChange[action] || describeChange(before, n) != ""
+	})
+	switch {
+	case errors.Is(err, atspi.ErrGone):
+		return "The element is gone now (its window may have closed)."
+	case err != nil:
+		return fmt.Sprintf("It could not be read back: %v.", err)
+	}
+	if change := describeChange(before, after); change != "" {
+		return change
+	}
+	return "The element itself shows no change; take ax_get_ui_state to see the rest of the app."
+}
+
+// settle reads the element until done says the app has caught up, for up
+// to half a second: apps handle actions and keys after the call that sent
+// them returns. It returns the last reading.
+func (d *Desktop) settle(ctx context.Context, e *refEntry, done func(*atspi.Node) bool) (*atspi.Node, error) {
 	deadline := time.Now().Add(500 * time.Millisecond)
 	for {
 		rctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
-		after, err := d.a11y.Read(rctx, e.obj, false)
+		n, err := d.a11y.Read(rctx, e.obj, false)
 		cancel()
-		switch {
-		case errors.Is(err, atspi.ErrGone):
-			return "The element is gone now (its window may have closed)."
-		case err != nil:
-			return fmt.Sprintf("It could not be read back: %v.", err)
-		}
-		if change := describeChange(before, after); change != "" {
-			return change
-		}
-		if !expectChange[action] || time.Now().After(deadline) {
-			return "The element itself shows no change; take ax_get_ui_state to see the rest of the app."
+		if err != nil || done(n) || time.Now().After(deadline) {
+			return n, err
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

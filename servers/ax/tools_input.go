@@ -11,7 +11,6 @@ import (
 	"image/jpeg"
 	"image/png"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -221,6 +220,13 @@ type screenshotArgs struct {
 	Format    string `json:"format,omitempty" jsonschema:"png (default) or jpeg (smaller)"`
 }
 
+func (a *screenshotArgs) Validate() error {
+	if a.Ref != "" && a.App != "" {
+		return errors.New("give ref or app, not both")
+	}
+	return nil
+}
+
 func (s *Server) screenshotTool() mcpkit.Tool {
 	return mcpkit.NewTool("ax_screenshot",
 		"A picture of the screen, an app's window (app) or one element (ref). A fallback: ax_get_ui_state shows the same as text, with refs to act on.",
@@ -258,8 +264,6 @@ func (d *Desktop) screenshot(ctx context.Context, in screenshotArgs) ([]byte, st
 	sw, sh := x.ScreenSize()
 	area, what := image.Rect(0, 0, sw, sh), "the screen"
 	switch {
-	case in.Ref != "" && in.App != "":
-		return nil, "", errors.New("give ref or app, not both")
 	case in.Ref != "":
 		e, n, err := d.resolve(ctx, in.Ref, true)
 		if err != nil {
@@ -318,21 +322,12 @@ func (d *Desktop) screenshot(ctx context.Context, in screenshotArgs) ([]byte, st
 	return buf.Bytes(), desc + ".", nil
 }
 
-// typedValue reads a field back after typing into it. Keys reach the app
-// after the call that sent them returns, so it waits a little (up to half
-// a second) for the field to show the text.
+// typedValue reads a field back after typing into it, once it shows the
+// text.
 func (d *Desktop) typedValue(ctx context.Context, e *refEntry, typed string) string {
-	deadline := time.Now().Add(500 * time.Millisecond)
-	for {
-		rctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
-		n, err := d.a11y.Read(rctx, e.obj, false)
-		cancel()
-		if err != nil {
-			return ""
-		}
-		if strings.Contains(n.Value, typed) || time.Now().After(deadline) {
-			return valueText(n)
-		}
-		time.Sleep(10 * time.Millisecond)
+	n, err := d.settle(ctx, e, func(n *atspi.Node) bool { return strings.Contains(n.Value, typed) })
+	if err != nil {
+		return ""
 	}
+	return valueText(n)
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -70,20 +71,11 @@ func Root() Ref { return Ref{Bus: registry, Path: rootPath} }
 
 // Children lists an object's children.
 func (c *Conn) Children(ctx context.Context, r Ref) ([]Ref, error) {
-	var kids []struct {
-		Bus  string
-		Path dbus.ObjectPath
-	}
+	var kids []Ref
 	if err := c.bus.Object(r.Bus, r.Path).CallWithContext(ctx, ifaceAccess+".GetChildren", 0).Store(&kids); err != nil {
 		return nil, err
 	}
-	out := make([]Ref, 0, len(kids))
-	for _, k := range kids {
-		if ref := (Ref{Bus: k.Bus, Path: k.Path}); ref.valid() {
-			out = append(out, ref)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(kids, func(k Ref) bool { return !k.valid() }), nil
 }
 
 // Node is one accessible object as read by a walk.
@@ -275,16 +267,8 @@ func (c *Conn) read(ctx context.Context, n *Node, children, bounds bool) []Ref {
 				}
 			}
 		case "children":
-			var refs []struct {
-				Bus  string
-				Path dbus.ObjectPath
-			}
-			if err = call.Store(&refs); err == nil {
-				for _, r := range refs {
-					if ref := (Ref{Bus: r.Bus, Path: r.Path}); ref.valid() {
-						kids = append(kids, ref)
-					}
-				}
+			if err = call.Store(&kids); err == nil {
+				kids = slices.DeleteFunc(kids, func(k Ref) bool { return !k.valid() })
 			}
 		}
 		if err != nil {

@@ -209,14 +209,11 @@ func (c *Conn) Parent(ctx context.Context, r Ref) (Ref, error) {
 	if err != nil {
 		return Ref{}, err
 	}
-	var p struct {
-		Bus  string
-		Path dbus.ObjectPath
-	}
+	var p Ref
 	if err := dbus.Store([]any{v.Value()}, &p); err != nil {
 		return Ref{}, fmt.Errorf("parent: %w", err)
 	}
-	return Ref{Bus: p.Bus, Path: p.Path}, nil
+	return p, nil
 }
 
 // IndexInParent returns r's position among its parent's children.

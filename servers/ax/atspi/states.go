@@ -56,11 +56,14 @@ var stateNames = []struct {
 	{StateReadOnly, "readonly"},
 }
 
+// Disabled reports whether the element is neither enabled nor sensitive.
+func (s States) Disabled() bool { return !s.Has(StateEnabled) && !s.Has(StateSensitive) }
+
 // String lists the states worth showing, and "disabled" for an element
 // that is not enabled.
 func (s States) String() string {
 	var out []string
-	if !s.Has(StateEnabled) && !s.Has(StateSensitive) {
+	if s.Disabled() {
 		out = append(out, "disabled")
 	}
 	for _, n := range stateNames {
