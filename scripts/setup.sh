@@ -21,6 +21,10 @@ packages+=(xvfb xauth x11-utils dbus at-spi2-core python3-gi gir1.2-gtk-3.0 gtk-
 # python3-pyatspi: domo-ax's benchmark walks the same tree with the Python
 # library other desktop servers are built on, side by side.
 packages+=(python3-pyatspi)
+# domo-voice: PortAudio to build it (cgo), a private PulseAudio server with
+# a null sink as the sound card its tests play into and record from, the
+# ALSA plugin that routes PortAudio to it, and the offline speech engines.
+packages+=(pkg-config portaudio19-dev pulseaudio pulseaudio-utils libasound2-plugins espeak-ng pocketsphinx pocketsphinx-en-us)
 
 # Node.js runs the npm peers. Most machines already have it, not always from
 # apt (nvm, a tarball), so ask apt only when the command itself is missing.
