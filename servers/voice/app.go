@@ -38,6 +38,8 @@ type flags struct {
 	keyEnv             string
 	speed              float64
 	grammar            string
+	wakeThreshold      float64
+	wakePLP            float64
 	finalWait          time.Duration
 }
 
@@ -59,6 +61,8 @@ func App() mcpkit.App {
 			fs.Float64Var(&f.speed, "speed", 1, "the default speaking `rate`, 1 is normal")
 			fs.StringVar(&f.keyEnv, "key-env", "DOMO_VOICE_API_KEY", "the environment `variable` holding the API key for speech servers that need one")
 			fs.StringVar(&f.grammar, "grammar", os.Getenv("DOMO_VOICE_GRAMMAR"), "a JSGF grammar `file` for pocketsphinx: exact recognition of the sentences it allows")
+			fs.Float64Var(&f.wakeThreshold, "wake-threshold", 0, "pocketsphinx's keyphrase `threshold` (-kws_threshold): lower hears the wake phrase more readily, and more falsely (default 1e-20)")
+			fs.Float64Var(&f.wakePLP, "wake-phone-loop", 0, "pocketsphinx's phone loop `probability` (-kws_plp); synthetic voices need 1e-20 (default: the program's)")
 			fs.DurationVar(&f.finalWait, "final-wait", 5*time.Second, "how long to wait for a streaming backend's final transcript before falling back")
 		},
 		Build: func(ctx context.Context, args []string, listOnly bool) (*mcpkit.Server, error) {
@@ -117,7 +121,7 @@ func (f flags) options() (Options, error) {
 		}
 	}
 	if installed("pocketsphinx_continuous") {
-		o.Sphinx = stt.NewSphinx(stt.SphinxConfig{})
+		o.Sphinx = stt.NewSphinx(stt.SphinxConfig{Threshold: f.wakeThreshold, PhoneLoop: f.wakePLP})
 	}
 	ttsSpecs := f.tts
 	if len(ttsSpecs) == 0 {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -425,11 +426,16 @@ func TestSpeak(t *testing.T) {
 func TestWakePhrase(t *testing.T) {
 	p := requireAudio(t)
 	voicetest.Require(t, "pocketsphinx_continuous")
-	c := newClient(t, Options{Sphinx: stt.NewSphinx(stt.SphinxConfig{})})
+	// espeak-ng's voice needs a looser phone loop than a person's (see ENV.md).
+	c := newClient(t, Options{Sphinx: stt.NewSphinx(stt.SphinxConfig{PhoneLoop: 1e-20, Threshold: 1e-10})})
 	other, rate := speech(t, "the weather is nice today")
 	wake, _ := speech(t, "hey computer")
 
-	played := sayWhenListening(t, p, append(append(other, make([]int16, rate/2)...), wake...), rate)
+	// Said twice, as people do when a device does not answer: the capture
+	// resampled by PulseAudio now and then loses the first to espeak-ng's
+	// odd voice.
+	gap := make([]int16, rate*8/10)
+	played := sayWhenListening(t, p, slices.Concat(other, gap, wake, gap, wake), rate)
 	w := mcpkittest.Structured[Wake](t, c, "voice_wait_for_wake_word", map[string]any{"phrase": "hey computer", "timeout": 20})
 	if err := <-played; err != nil {
 		t.Fatal(err)
@@ -540,4 +546,3 @@ func TestToolSchemas(t *testing.T) {
 	mcpkittest.CheckAnnotations(t, srv)
 	mcpkittest.Snapshot(t, srv)
 }
-

@@ -262,12 +262,12 @@ func (v *Voice) listen(ctx context.Context, in Mic, c ListenConfig) (Heard, erro
 
 // Spoken is the outcome of speaking.
 type Spoken struct {
-	Backend     string `json:"backend"`
-	Sentences   int    `json:"sentences"`
-	AudioMS     int    `json:"audio_ms"`
-	FirstAudio  int    `json:"first_audio_ms"`
-	Interrupted bool   `json:"interrupted"`
-	Device      string `json:"device,omitempty"`
+	Backend     string   `json:"backend"`
+	Sentences   int      `json:"sentences"`
+	AudioMS     int      `json:"audio_ms"`
+	FirstAudio  int      `json:"first_audio_ms"`
+	Interrupted bool     `json:"interrupted"`
+	Device      string   `json:"device,omitempty"`
 	Failover    []string `json:"failover,omitempty"`
 }
 

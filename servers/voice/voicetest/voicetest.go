@@ -100,7 +100,7 @@ func Start(dir string) (*Pulse, error) {
 		"--disallow-module-loading=no", "--log-target=stderr",
 		"-L", "module-native-protocol-unix auth-anonymous=1",
 		"-L", "module-null-sink sink_name="+Sink+" rate=16000 channels=1 format=s16le",
-)
+	)
 	p.cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+rt, "HOME="+home, "PULSE_SERVER=")
 	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
