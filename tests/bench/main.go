@@ -41,7 +41,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	fs.IntVar(&o.webRuns, "web-runs", 5, "timed search-and-read runs per server in the web part")
 	fs.IntVar(&o.browserStarts, "browser-starts", 5, "cold starts to a first snapshot per server in the browser part")
 	fs.IntVar(&o.browserRuns, "browser-runs", 30, "timed navigate-and-snapshot runs per server in the browser part")
-	only := fs.String("only", "", "run one part: files, audit, host, memory, web, browser or ax")
+	only := fs.String("only", "", "run one part: files, audit, host, memory, web, browser, ax or voice")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	parts := []struct {
 		name string
 		run  func(ctx context.Context, w io.Writer, root, tmp string, o options) error
-	}{{"files", benchFiles}, {"audit", benchAudit}, {"host", benchHost}, {"memory", benchMemory}, {"web", benchWeb}, {"browser", benchBrowser}, {"ax", benchAx}}
+	}{{"files", benchFiles}, {"audit", benchAudit}, {"host", benchHost}, {"memory", benchMemory}, {"web", benchWeb}, {"browser", benchBrowser}, {"ax", benchAx}, {"voice", benchVoice}}
 	ran := false
 	for _, p := range parts {
 		if *only != "" && *only != p.name {
@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	if !ran {
-		return fmt.Errorf("-only %q: want files, audit, host, memory, web, browser or ax", *only)
+		return fmt.Errorf("-only %q: want files, audit, host, memory, web, browser, ax or voice", *only)
 	}
 	return nil
 }

@@ -139,13 +139,20 @@ func (st *wsStream) Finish(ctx context.Context) (Result, error) {
 	defer st.Close()
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	// The answer to Finalize is the final transcript, whatever happens to
+	// the connection after it: a server may drop it straight away.
+	final := false
 	select {
 	case <-st.finalized:
-	case <-st.readDone:
+		final = true
 	default:
-		st.failLocked(fmt.Errorf("no final transcript: %w", ctx.Err()))
+		select {
+		case <-st.readDone:
+		default:
+			st.failLocked(fmt.Errorf("no final transcript: %w", ctx.Err()))
+		}
 	}
-	if st.err != nil {
+	if st.err != nil && !final {
 		return res, st.errorLocked()
 	}
 	res.Text = st.textLocked()
