@@ -225,6 +225,9 @@ type Output struct {
 	buf     []int16
 	running bool
 	once    sync.Once
+	// started is when the first frame was written, written how many.
+	started time.Time
+	written int
 }
 
 // OpenOutput opens the output device named name ("" for the default) for
@@ -263,7 +266,9 @@ func (o *Output) Write(ctx context.Context, pcm []int16) error {
 			return fmt.Errorf("%w: start %q: %w", ErrDeviceLost, o.name, err)
 		}
 		o.running = true
+		o.started, o.written = time.Now(), 0
 	}
+	o.written += len(pcm)
 	for len(pcm) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -274,17 +279,45 @@ func (o *Output) Write(ctx context.Context, pcm []int16) error {
 		if err := o.stream.Write(); err != nil && !errors.Is(err, portaudio.OutputUnderflowed) {
 			return fmt.Errorf("%w: play on %q: %w", ErrDeviceLost, o.name, err)
 		}
+		// Stay at most lead ahead of the clock: a sound server may take
+		// seconds of audio at once, which stopping then drops, and which
+		// a listener's "stop" would have to wait out.
+		if ahead := o.queued() - lead; ahead > 0 {
+			select {
+			case <-time.After(ahead):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 	}
 	return nil
 }
 
-// Drain waits until what was written has been played, then stops the
-// stream until the next Write.
+// lead is how far playback may run ahead of the clock.
+const lead = 200 * time.Millisecond
+
+// queued is how much written audio has not had time to play yet.
+func (o *Output) queued() time.Duration {
+	audio := time.Duration(o.written) * time.Second / time.Duration(o.rate)
+	return audio - time.Since(o.started)
+}
+
+// Drain waits until what was written has had time to play, then stops
+// the stream until the next Write. PortAudio's own stop does not wait for
+// PulseAudio through ALSA, which has taken seconds of audio into its
+// buffer, and drops what it has not played.
 func (o *Output) Drain() error {
 	if !o.running {
 		return nil
 	}
 	o.running = false
+	wait := o.queued()
+	if info := o.stream.Info(); info != nil {
+		wait += min(info.OutputLatency, 500*time.Millisecond)
+	}
+	if wait > 0 {
+		time.Sleep(wait)
+	}
 	return o.stream.Stop()
 }
 
