@@ -27,6 +27,10 @@ type Editor struct {
 	out   io.Writer
 	rl    *readline.Instance // nil when the Term is not a TTY
 	plain *bufio.Reader      // reads t.In when the Term is not a TTY
+	in    *os.File           // the terminal, for the key watch
+
+	// keys is the key watch, paused while a line is read (see keys.go).
+	keys keys
 }
 
 // NewEditor returns an editor for t. historyPath, when not empty, is the
@@ -73,7 +77,7 @@ func NewEditor(t *Term, historyPath string, completions []string) (*Editor, erro
 		// which does not keep the mode prepareHistory set.
 		os.Chmod(historyPath, 0o600)
 	}
-	return &Editor{out: t.Out, rl: rl}, nil
+	return &Editor{out: t.Out, rl: rl, in: t.In}, nil
 }
 
 // prepareHistory creates the history file, private to the user, so that
@@ -101,6 +105,9 @@ func (e *Editor) ReadLine(prompt string) (string, error) {
 	if e.rl == nil {
 		return e.readPlain()
 	}
+	// A key watch would take the keys meant for this line.
+	e.keys.pause()
+	defer e.keys.resume()
 	e.rl.SetPrompt(prompt)
 	line, err := e.rl.ReadLine()
 	// The line ended in raw mode, where a newline does not return the
@@ -120,9 +127,34 @@ func (e *Editor) readPlain() (string, error) {
 	return strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"), err
 }
 
+// Prefill puts text on the next line read, for the user to edit, as if
+// typed; control characters are dropped. It does nothing on a pipe.
+func (e *Editor) Prefill(text string) {
+	text = strings.Map(func(r rune) rune {
+		if unsafeRune(r) || r == '\n' || r == '\t' {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(text, ""))
+	if e.rl == nil || text == "" {
+		return
+	}
+	e.rl.SetDefault(text)
+}
+
+// AddHistory records line in the history, as if typed, so that a line
+// that came another way (a spoken one) can be recalled and edited.
+func (e *Editor) AddHistory(line string) {
+	if e.rl == nil || strings.TrimSpace(line) == "" {
+		return
+	}
+	e.rl.SaveToHistory(line)
+}
+
 // Close restores the terminal and closes the history file. It is safe to
 // call more than once.
 func (e *Editor) Close() error {
+	e.keys.end()
 	if e.rl == nil {
 		return nil
 	}

@@ -48,6 +48,7 @@ var Commands = []struct{ Name, Help string }{
 	{"/memory", "what Domo remembers: /memory [search WORDS | forget ID... | stats]"},
 	{"/audit", "the last audit events (/audit 20)"},
 	{"/think", "show or hide the model's reasoning"},
+	{"/voice", "talk and hear the answers: /voice [on | off | wake PHRASE | wake off]"},
 	{"/chat", "answer without tools: /chat MESSAGE"},
 	{"/quit", "leave (also Ctrl-D)"},
 }
@@ -75,7 +76,18 @@ type REPL struct {
 	// Banner is printed before the first prompt.
 	Banner string
 
+	// Voice talks to the voice server; nil when none runs, and NoVoice
+	// then says why.
+	Voice   Voice
+	NoVoice string
+	// VoiceMode speaks the answers and takes an empty line as the cue to
+	// listen; WakePhrase, when set, listens after the phrase is heard
+	// instead (and implies VoiceMode).
+	VoiceMode  bool
+	WakePhrase string
+
 	quit atomic.Bool
+	keys keyWatcher // watches the keys instead of Ed (tests)
 }
 
 var (
@@ -103,6 +115,12 @@ func (r *REPL) Run(ctx context.Context) error {
 	if r.Banner != "" {
 		r.printf("%s\n", r.Banner)
 	}
+	if r.WakePhrase != "" {
+		r.VoiceMode = true
+	}
+	if r.VoiceMode && r.Voice == nil {
+		r.voiceCommand("on") // says why not
+	}
 	if err := r.read(ctx); err != nil {
 		return err
 	}
@@ -114,6 +132,20 @@ func (r *REPL) Run(ctx context.Context) error {
 func (r *REPL) read(ctx context.Context) error {
 	var lastInterrupt time.Time
 	for !r.quit.Load() {
+		// With a wake phrase, a line is typed only when a key stops the
+		// wait for it.
+		if r.voiceOn() && r.WakePhrase != "" {
+			if r.awaitWake(ctx) {
+				r.talk(ctx)
+				continue
+			}
+			if r.quit.Load() || ctx.Err() != nil {
+				return nil
+			}
+		}
+		if r.voiceOn() {
+			r.printf("%s\n", r.style(dimStyle, talkHint))
+		}
 		line, err := r.Ed.ReadLine(r.style(userStyle, "› "))
 		switch {
 		case errors.Is(err, io.EOF):
@@ -133,6 +165,9 @@ func (r *REPL) read(ctx context.Context) error {
 		}
 		line = strings.TrimSpace(line)
 		if line == "" {
+			if r.voiceOn() {
+				r.talk(ctx)
+			}
 			continue
 		}
 		if strings.HasPrefix(line, "/") {
@@ -201,6 +236,8 @@ func (r *REPL) command(ctx context.Context, line string) {
 	case "/think":
 		r.Think = !r.Think
 		r.printf("reasoning %s\n", map[bool]string{true: "shown", false: "hidden"}[r.Think])
+	case "/voice":
+		r.voiceCommand(arg)
 	case "/chat":
 		if arg == "" {
 			r.printf("usage: /chat MESSAGE\n")
@@ -304,6 +341,10 @@ func (r *REPL) turn(ctx context.Context, text string, route agent.Route) {
 	stream := r.T.NewStream()
 	spin := r.T.NewSpinner()
 	defer spin.Stop()
+	var said *speech
+	if r.voiceOn() {
+		said = r.startSpeech(ctx)
+	}
 	thinking := false
 	ev := agent.Events{
 		Content: func(s string) {
@@ -313,6 +354,9 @@ func (r *REPL) turn(ctx context.Context, text string, route agent.Route) {
 				thinking = false
 			}
 			stream.Write(s)
+			if said != nil {
+				said.sp.Add(s)
+			}
 		},
 		Reasoning: func(s string) {
 			if !r.Think {
@@ -372,6 +416,9 @@ func (r *REPL) turn(ctx context.Context, text string, route agent.Route) {
 	}
 	if list := r.T.SourceList(res.Sources); list != "" {
 		r.printf("\n%s", list)
+	}
+	if said != nil {
+		said.finish(spin)
 	}
 	// Flush ended the answer's last line; a blank line sets the answer off
 	// from the next prompt, whether or not the model ended with a newline.

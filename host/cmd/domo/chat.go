@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 
 	"github.com/adrg/xdg"
 
@@ -20,6 +21,11 @@ every call goes through the permission gate and the audit log.
 
 Flags:
 ` + hostFlagsHelp + `  --think           show the model's reasoning (also /think)
+  --voice           voice mode (also /voice): Enter on an empty line listens,
+                    answers are spoken, any key stops the speech
+  --wake-phrase PHRASE
+                    voice mode that listens after PHRASE is heard instead
+                    (also /voice wake PHRASE)
 `
 
 func runChat(ctx context.Context, e *env, args []string) error {
@@ -28,6 +34,8 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	var lf llmFlags
 	addHostFlags(fs, &sf, &lf)
 	think := fs.Bool("think", false, "")
+	voiceMode := fs.Bool("voice", false, "")
+	wake := fs.String("wake-phrase", "", "")
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
@@ -65,9 +73,12 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	signal.Notify(intr, os.Interrupt)
 	defer signal.Stop(intr)
 
+	voice, noVoice := h.voice()
 	repl := &chat.REPL{
 		T: t, Ed: ed, Agent: h.agent, Host: h.slashHost(e),
 		Interrupts: intr, Think: *think, Banner: banner,
+		Voice: voice, NoVoice: noVoice,
+		VoiceMode: *voiceMode, WakePhrase: strings.TrimSpace(*wake),
 	}
 	return repl.Run(ctx)
 }

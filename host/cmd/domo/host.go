@@ -220,7 +220,7 @@ func (h *host) callMemory(ctx context.Context, w io.Writer, tool string, args ma
 	if !h.cfg.Memory.Enabled {
 		return errMemoryOff
 	}
-	name, ok := memoryToolName(h.sup, tool)
+	name, ok := serverToolName(h.sup, memoryServer, tool)
 	if !ok {
 		return fmt.Errorf("the memory server is not running, or has no %s: /servers says why", tool)
 	}
@@ -237,11 +237,11 @@ func (h *host) callMemory(ctx context.Context, w io.Writer, tool string, args ma
 	return err
 }
 
-// memoryToolName is the catalogue name of the memory server's tool (it
-// carries a prefix when another server has a tool of the same name).
-func memoryToolName(sup *mcpclient.Supervisor, tool string) (string, bool) {
+// serverToolName is the catalogue name of a server's tool (it carries a
+// prefix when another server has a tool of the same name).
+func serverToolName(sup *mcpclient.Supervisor, server, tool string) (string, bool) {
 	for _, t := range sup.Catalogue() {
-		if t.Server == memoryServer && t.Tool.Name == tool {
+		if t.Server == server && t.Tool.Name == tool {
 			return t.Name, true
 		}
 	}
