@@ -293,8 +293,12 @@ func (v *Voice) Speak(ctx context.Context, text string, c SpeakConfig) (Spoken, 
 	defer v.spk.Unlock()
 	sp := Spoken{Sentences: len(sentences.Split(sentences.ForSpeech(text)))}
 	var failed []string
+	tried := make([]bool, len(v.o.TTS)) // engines that failed for their own reasons
 	for attempt := 0; attempt < 2; attempt++ {
-		for _, synth := range v.o.TTS {
+		for i, synth := range v.o.TTS {
+			if tried[i] {
+				continue
+			}
 			err := v.speakWith(ctx, synth, text, c, &sp)
 			if err == nil {
 				sp.Failover = failed
@@ -320,6 +324,7 @@ func (v *Voice) Speak(ctx context.Context, text string, c SpeakConfig) (Spoken, 
 				break // retry once on the fresh device list
 			}
 			failed = append(failed, fmt.Sprintf("%s: %v", synth.Name(), err))
+			tried[i] = true
 		}
 		if len(failed) == len(v.o.TTS) {
 			break
@@ -330,15 +335,15 @@ func (v *Voice) Speak(ctx context.Context, text string, c SpeakConfig) (Spoken, 
 
 // speakWith plays what synth makes of text on the output device, opened at
 // the rate of the first audio.
-func (v *Voice) speakWith(ctx context.Context, synth tts.Synth, text string, c SpeakConfig, sp *Spoken) error {
+func (v *Voice) speakWith(ctx context.Context, synth tts.Synth, text string, c SpeakConfig, sp *Spoken) (err error) {
 	start := time.Now()
 	var out *audio.Output
 	defer func() {
 		if out != nil {
-			if ctx.Err() != nil {
+			if err != nil || ctx.Err() != nil {
 				out.Stop()
 			} else {
-				out.Drain()
+				out.Drain(ctx)
 			}
 			out.Close()
 		}
@@ -467,6 +472,9 @@ func (v *Voice) WaitWake(ctx context.Context, phrase string, timeout time.Durati
 				}
 			case got, ok := <-spot.Detected():
 				if !ok {
+					if ctx.Err() != nil {
+						return w, ctx.Err()
+					}
 					return w, errors.New("the wake phrase spotter stopped")
 				}
 				w.Detected, w.Phrase = true, got

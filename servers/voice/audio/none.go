@@ -44,7 +44,7 @@ func (o *Output) Rate() int { return 0 }
 func (o *Output) Write(ctx context.Context, pcm []int16) error { return ErrUnavailable }
 
 // Drain waits until what was written has been played.
-func (o *Output) Drain() error { return nil }
+func (o *Output) Drain(ctx context.Context) error { return nil }
 
 // Stop drops what has not been played yet.
 func (o *Output) Stop() error { return nil }

@@ -130,7 +130,7 @@ func OpenInput(name string) (*Input, error) {
 	var s *portaudio.Stream
 	quiet(func() { s, err = portaudio.OpenStream(p, buf) })
 	if err != nil {
-		return nil, fmt.Errorf("open input device %q: %w", dev.Name, err)
+		return nil, fmt.Errorf("%w: open input device %q: %w", ErrDeviceLost, dev.Name, err)
 	}
 	if err := s.Start(); err != nil {
 		s.Close()
@@ -207,6 +207,10 @@ func (in *Input) Close() error {
 			select {
 			case <-in.done:
 			case <-time.After(2 * time.Second):
+				// The read is stuck inside PortAudio: closing the stream or
+				// re-initialising under it could crash, so the stream is
+				// left open and counted as such.
+				return
 			}
 		}
 		in.stream.Close()
@@ -246,7 +250,9 @@ func OpenOutput(name string, rate int) (*Output, error) {
 	p.FramesPerBuffer = len(o.buf)
 	quiet(func() { o.stream, err = portaudio.OpenStream(p, o.buf) })
 	if err != nil {
-		return nil, fmt.Errorf("open output device %q: %w", dev.Name, err)
+		// A device gone since the list was read is still in it: the
+		// caller re-reads the list and tries again.
+		return nil, fmt.Errorf("%w: open output device %q: %w", ErrDeviceLost, dev.Name, err)
 	}
 	pa.open++
 	return o, nil
@@ -306,18 +312,22 @@ func (o *Output) queued() time.Duration {
 // the stream until the next Write. PortAudio's own stop does not wait for
 // PulseAudio through ALSA, which has taken seconds of audio into its
 // buffer, and drops what it has not played.
-func (o *Output) Drain() error {
+func (o *Output) Drain(ctx context.Context) error {
 	if !o.running {
 		return nil
 	}
-	o.running = false
 	wait := o.queued()
 	if info := o.stream.Info(); info != nil {
 		wait += min(info.OutputLatency, 500*time.Millisecond)
 	}
 	if wait > 0 {
-		time.Sleep(wait)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return o.Stop()
+		}
 	}
+	o.running = false
 	return o.stream.Stop()
 }
 
