@@ -4,7 +4,6 @@ package voice
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,11 +11,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/domo-agent/domo/servers/internal/mcpkit/mcpkittest"
@@ -81,58 +78,12 @@ func sayWhenListening(t *testing.T, p *voicetest.Pulse, pcm []int16, rate int) <
 	return done
 }
 
-// transcriptionServer is a fake OpenAI-compatible speech-to-text server
-// that keeps the audio it was sent.
-type transcriptionServer struct {
-	*httptest.Server
-	mu     sync.Mutex
-	got    [][]int16
-	rate   int
-	answer string
-	status int
-}
-
-func newTranscriptionServer(t *testing.T, answer string, status int) *transcriptionServer {
-	ts := &transcriptionServer{answer: answer, status: status}
-	ts.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/v1/models":
-			w.Write([]byte(`{"object":"list","data":[{"id":"whisper-1","object":"model"}]}`))
-			return
-		case "/v1/audio/transcriptions":
-		default:
-			http.NotFound(w, r)
-			return
-		}
-		f, _, err := r.FormFile("file")
-		if err != nil {
-			http.Error(w, "no file: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		pcm, rate, err := wav.Decode(f)
-		if err != nil {
-			http.Error(w, "not a WAV file: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		ts.mu.Lock()
-		ts.got = append(ts.got, pcm)
-		ts.rate = rate
-		ts.mu.Unlock()
-		if ts.status != 0 {
-			http.Error(w, `{"error":{"message":"model is loading"}}`, ts.status)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]string{"text": ts.answer})
-	}))
+// newWhisper starts a fake OpenAI-compatible speech-to-text server for
+// one test.
+func newWhisper(t *testing.T, answer string, status int) *voicetest.Whisper {
+	ts := voicetest.NewWhisper(answer, status)
 	t.Cleanup(ts.Close)
 	return ts
-}
-
-func (ts *transcriptionServer) audio() ([][]int16, int) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return ts.got, ts.rate
 }
 
 // checkUtterance says whether the audio a backend got is the sentence:
@@ -166,8 +117,8 @@ func TestListen(t *testing.T) {
 	sent, sentRate := speech(t, sentence)
 
 	t.Run("openai-compatible backend gets the utterance", func(t *testing.T) {
-		ts := newTranscriptionServer(t, "Turn on the kitchen lights.", 0)
-		c := newClient(t, Options{STT: []stt.Transcriber{stt.NewOpenAI(stt.OpenAIConfig{BaseURL: ts.URL + "/v1"})}})
+		ts := newWhisper(t, "Turn on the kitchen lights.", 0)
+		c := newClient(t, Options{STT: []stt.Transcriber{stt.NewOpenAI(stt.OpenAIConfig{BaseURL: ts.BaseURL()})}})
 		played := sayWhenListening(t, p, sent, sentRate)
 		h := mcpkittest.Structured[Heard](t, c, "voice_listen", map[string]any{"silence_ms": 600, "wait_seconds": 20})
 		if err := <-played; err != nil {
@@ -176,7 +127,7 @@ func TestListen(t *testing.T) {
 		if h.Status != "speech" || h.Transcript != "Turn on the kitchen lights." || h.EndedBy != "silence" {
 			t.Fatalf("heard %+v", h)
 		}
-		got, rate := ts.audio()
+		got, rate := ts.Audio()
 		if len(got) != 1 {
 			t.Fatalf("the server got %d requests", len(got))
 		}
@@ -184,9 +135,9 @@ func TestListen(t *testing.T) {
 	})
 
 	t.Run("the same capture fails over to pocketsphinx with a grammar", func(t *testing.T) {
-		ts := newTranscriptionServer(t, "", http.StatusServiceUnavailable)
+		ts := newWhisper(t, "", http.StatusServiceUnavailable)
 		c := newClient(t, Options{STT: []stt.Transcriber{
-			stt.NewOpenAI(stt.OpenAIConfig{BaseURL: ts.URL + "/v1"}),
+			stt.NewOpenAI(stt.OpenAIConfig{BaseURL: ts.BaseURL()}),
 			stt.NewSphinx(stt.SphinxConfig{Grammar: grammar}),
 		}})
 		played := sayWhenListening(t, p, sent, sentRate)
@@ -200,7 +151,7 @@ func TestListen(t *testing.T) {
 		if len(h.Failover) != 1 || !strings.Contains(h.Failover[0], "503") && !strings.Contains(h.Failover[0], "loading") {
 			t.Errorf("failover %q should say why the first backend failed", h.Failover)
 		}
-		got, rate := ts.audio()
+		got, rate := ts.Audio()
 		if len(got) != 1 {
 			t.Fatalf("the first backend got %d requests", len(got))
 		}
@@ -208,8 +159,8 @@ func TestListen(t *testing.T) {
 	})
 
 	t.Run("nobody speaks", func(t *testing.T) {
-		ts := newTranscriptionServer(t, "x", 0)
-		c := newClient(t, Options{STT: []stt.Transcriber{stt.NewOpenAI(stt.OpenAIConfig{BaseURL: ts.URL + "/v1"})}})
+		ts := newWhisper(t, "x", 0)
+		c := newClient(t, Options{STT: []stt.Transcriber{stt.NewOpenAI(stt.OpenAIConfig{BaseURL: ts.BaseURL()})}})
 		// Quiet noise, not digital silence: a room with nobody talking.
 		noise := make([]int16, 16000*5)
 		for i := range noise {
@@ -221,14 +172,14 @@ func TestListen(t *testing.T) {
 		if h.Status != "no_speech" {
 			t.Fatalf("heard %+v, want no_speech", h)
 		}
-		if got, _ := ts.audio(); len(got) != 0 {
+		if got, _ := ts.Audio(); len(got) != 0 {
 			t.Errorf("the backend was sent %d utterances of nothing", len(got))
 		}
 	})
 
 	t.Run("a muted microphone is not silence", func(t *testing.T) {
-		ts := newTranscriptionServer(t, "x", 0)
-		c := newClient(t, Options{STT: []stt.Transcriber{stt.NewOpenAI(stt.OpenAIConfig{BaseURL: ts.URL + "/v1"})}})
+		ts := newWhisper(t, "x", 0)
+		c := newClient(t, Options{STT: []stt.Transcriber{stt.NewOpenAI(stt.OpenAIConfig{BaseURL: ts.BaseURL()})}})
 		text, isErr := mcpkittest.CallText(t, c, "voice_listen", map[string]any{"wait_seconds": 2})
 		if !isErr || !strings.Contains(text, "digital silence") || !strings.Contains(text, "muted") {
 			t.Fatalf("got %q (error %v), want an error about a muted microphone", text, isErr)
@@ -236,67 +187,12 @@ func TestListen(t *testing.T) {
 	})
 }
 
-// deepgram is a fake streaming speech-to-text server: it answers every
-// second of audio with an interim result, and Finalize with the final.
-type deepgram struct {
-	*httptest.Server
-	final   string
-	dropAt  int // close the connection after this many audio messages
-	mu      sync.Mutex
-	samples int
-}
-
-func newDeepgram(t *testing.T, final string, dropAt int) *deepgram {
-	d := &deepgram{final: final, dropAt: dropAt}
-	up := websocket.Upgrader{}
-	d.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		msgs := 0
-		result := func(text string, final, fromFinalize bool) error {
-			return conn.WriteJSON(map[string]any{
-				"type": "Results", "is_final": final, "speech_final": final, "from_finalize": fromFinalize,
-				"channel": map[string]any{"alternatives": []map[string]any{{"transcript": text, "confidence": 0.9}}},
-			})
-		}
-		for {
-			kind, b, err := conn.ReadMessage()
-			if err != nil {
-				return
-			}
-			if kind == websocket.BinaryMessage {
-				msgs++
-				d.mu.Lock()
-				d.samples += len(b) / 2
-				n := d.samples
-				d.mu.Unlock()
-				if d.dropAt > 0 && msgs >= d.dropAt {
-					return
-				}
-				if n/16000 != (n-len(b)/2)/16000 {
-					words := strings.Fields(d.final)
-					result(strings.Join(words[:min(len(words), n/16000+1)], " "), false, false)
-				}
-				continue
-			}
-			var m struct{ Type string }
-			json.Unmarshal(b, &m)
-			switch m.Type {
-			case "Finalize":
-				result(d.final, true, true)
-			case "CloseStream":
-				return
-			}
-		}
-	}))
+// newDeepgram starts a fake streaming speech-to-text server for one test.
+func newDeepgram(t *testing.T, final string, dropAfter int) *voicetest.Deepgram {
+	d := voicetest.NewDeepgram(final, dropAfter)
 	t.Cleanup(d.Close)
 	return d
 }
-
-func (d *deepgram) url() string { return "ws" + strings.TrimPrefix(d.URL, "http") + "/v1/listen" }
 
 func TestListenStreaming(t *testing.T) {
 	p := requireAudio(t)
@@ -305,7 +201,7 @@ func TestListenStreaming(t *testing.T) {
 
 	t.Run("interim and final results", func(t *testing.T) {
 		dg := newDeepgram(t, "turn on the kitchen lights", 0)
-		c := newClient(t, Options{STT: []stt.Transcriber{stt.NewStreaming(stt.StreamingConfig{URL: dg.url()})}})
+		c := newClient(t, Options{STT: []stt.Transcriber{stt.NewStreaming(stt.StreamingConfig{URL: dg.ListenURL()})}})
 		played := sayWhenListening(t, p, sent, sentRate)
 		h := mcpkittest.Structured[Heard](t, c, "voice_listen", map[string]any{"silence_ms": 500, "wait_seconds": 20})
 		if err := <-played; err != nil {
@@ -314,9 +210,7 @@ func TestListenStreaming(t *testing.T) {
 		if h.Transcript != sentence || !strings.HasPrefix(h.Backend, "streaming") && !strings.Contains(h.Backend, "127.0.0.1") {
 			t.Fatalf("heard %+v", h)
 		}
-		dg.mu.Lock()
-		streamed := time.Duration(dg.samples) * time.Second / 16000
-		dg.mu.Unlock()
+		streamed := time.Duration(dg.Samples()) * time.Second / 16000
 		sentLen := time.Duration(len(sent)) * time.Second / time.Duration(sentRate)
 		if streamed < sentLen-300*time.Millisecond {
 			t.Errorf("the server got %v of audio; the sentence is %v", streamed, sentLen)
@@ -326,10 +220,10 @@ func TestListenStreaming(t *testing.T) {
 
 	t.Run("server drops mid-stream: the batch backend answers", func(t *testing.T) {
 		dg := newDeepgram(t, "never", 10)
-		ts := newTranscriptionServer(t, "turn on the kitchen lights", 0)
+		ts := newWhisper(t, "turn on the kitchen lights", 0)
 		c := newClient(t, Options{STT: []stt.Transcriber{
-			stt.NewStreaming(stt.StreamingConfig{URL: dg.url()}),
-			stt.NewOpenAI(stt.OpenAIConfig{BaseURL: ts.URL + "/v1"}),
+			stt.NewStreaming(stt.StreamingConfig{URL: dg.ListenURL()}),
+			stt.NewOpenAI(stt.OpenAIConfig{BaseURL: ts.BaseURL()}),
 		}})
 		played := sayWhenListening(t, p, sent, sentRate)
 		h := mcpkittest.Structured[Heard](t, c, "voice_listen", map[string]any{"silence_ms": 500, "wait_seconds": 20})
@@ -339,7 +233,7 @@ func TestListenStreaming(t *testing.T) {
 		if h.Transcript != sentence || len(h.Failover) != 1 {
 			t.Fatalf("heard %+v, want the batch backend's transcript after one failover", h)
 		}
-		got, rate := ts.audio()
+		got, rate := ts.Audio()
 		if len(got) != 1 {
 			t.Fatalf("the batch backend got %d requests", len(got))
 		}
@@ -486,15 +380,59 @@ func TestTranscribeFile(t *testing.T) {
 	}
 }
 
-// TestLostDevice restarts the sound server between two calls: the second
-// re-opens the device and works.
+// TestLostDevice takes the sound server away under domo-voice. While
+// voice_listen records, the server dies and another takes its place: the
+// capture counts as lost, is re-opened on the new one and the listening
+// retried, and the sentence said there is transcribed. Speaking, too, works
+// on the new server without a restart of domo-voice.
 func TestLostDevice(t *testing.T) {
 	p := requireAudio(t)
-	c := newClient(t, Options{TTS: []tts.Synth{tts.NewEspeak(tts.EspeakConfig{})}})
+	ts := newWhisper(t, "Turn on the kitchen lights.", 0)
+	c := newClient(t, Options{
+		STT: []stt.Transcriber{stt.NewOpenAI(stt.OpenAIConfig{BaseURL: ts.BaseURL()})},
+		TTS: []tts.Synth{tts.NewEspeak(tts.EspeakConfig{})},
+	})
 	mcpkittest.Structured[Spoken](t, c, "voice_speak", map[string]any{"text": "One."})
+
+	next, err := voicetest.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(next.Close)
+	type answer struct {
+		text  string
+		isErr bool
+	}
+	heard := make(chan answer, 1)
+	go func() {
+		text, isErr := mcpkittest.CallText(t, c, "voice_listen", map[string]any{"silence_ms": 600, "wait_seconds": 20})
+		heard <- answer{text, isErr}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !p.Recording() {
+		if time.Now().After(deadline) {
+			t.Fatal("domo-voice never opened the microphone")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, kv := range next.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
 	p.Close()
-	p2 := voicetest.New(t)
-	rec, err := p2.Record()
+	sent, rate := speech(t, "turn on the kitchen lights")
+	if err := <-sayWhenListening(t, next, sent, rate); err != nil {
+		t.Fatal(err)
+	}
+	got := <-heard
+	if got.isErr || got.text != "Turn on the kitchen lights." {
+		t.Fatalf("voice_listen across the lost device: %q (error %v)", got.text, got.isErr)
+	}
+	if sent, _ := ts.Audio(); len(sent) != 1 {
+		t.Errorf("the backend got %d utterances, want the one said after the retry", len(sent))
+	}
+
+	rec, err := next.Record()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,8 +201,13 @@ func (a *converseArgs) Validate() error {
 	if err := checkSpeech(a.Message, a.Speed); err != nil {
 		return errors.New(strings.Replace(err.Error(), "text", "message", 1))
 	}
-	l := listenArgs{MaxSeconds: a.MaxSeconds, SilenceMS: a.SilenceMS, WaitSeconds: a.WaitSeconds}
+	l := a.listen()
 	return l.Validate()
+}
+
+// listen is the listening half of the arguments.
+func (a converseArgs) listen() listenArgs {
+	return listenArgs{MaxSeconds: a.MaxSeconds, SilenceMS: a.SilenceMS, WaitSeconds: a.WaitSeconds}
 }
 
 // Conversed is what voice_converse returns.
@@ -220,8 +225,7 @@ func (s *Server) converseTool() mcpkit.Tool {
 			if err != nil {
 				return nil, fmt.Errorf("could not say the message, so did not listen: %w", err)
 			}
-			l := listenArgs{MaxSeconds: in.MaxSeconds, SilenceMS: in.SilenceMS, WaitSeconds: in.WaitSeconds}
-			h, err := s.v.Listen(ctx, ListenConfig{VAD: l.config(), Interim: s.interim(ctx, req)})
+			h, err := s.v.Listen(ctx, ListenConfig{VAD: in.listen().config(), Interim: s.interim(ctx, req)})
 			if err != nil {
 				return nil, fmt.Errorf("said the message, then listening failed: %w", err)
 			}

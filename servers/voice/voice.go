@@ -110,7 +110,7 @@ func (v *Voice) Listen(ctx context.Context, c ListenConfig) (Heard, error) {
 	}
 	v.mic.Lock()
 	defer v.mic.Unlock()
-	h, err := v.withInput(ctx, func(in *audio.Input) (Heard, error) { return v.listen(ctx, in, c) })
+	h, err := withInput(ctx, v, func(in *audio.Input) (Heard, error) { return v.listen(ctx, in, c) })
 	return h, v.noteErr(err)
 }
 
@@ -148,10 +148,6 @@ func withInput[T any](ctx context.Context, v *Voice, f func(in *audio.Input) (T,
 			name = ""
 		}
 	}
-}
-
-func (v *Voice) withInput(ctx context.Context, f func(in *audio.Input) (Heard, error)) (Heard, error) {
-	return withInput(ctx, v, f)
 }
 
 // Mic is what listening reads: 16 kHz mono frames of 20 ms as they are
@@ -293,41 +289,34 @@ func (v *Voice) Speak(ctx context.Context, text string, c SpeakConfig) (Spoken, 
 	defer v.spk.Unlock()
 	sp := Spoken{Sentences: len(sentences.Split(sentences.ForSpeech(text)))}
 	var failed []string
-	tried := make([]bool, len(v.o.TTS)) // engines that failed for their own reasons
-	for attempt := 0; attempt < 2; attempt++ {
-		for i, synth := range v.o.TTS {
-			if tried[i] {
-				continue
-			}
+	retried := false
+	for _, synth := range v.o.TTS {
+	engine:
+		for {
 			err := v.speakWith(ctx, synth, text, c, &sp)
-			if err == nil {
+			switch {
+			case err == nil:
 				sp.Failover = failed
 				return sp, nil
-			}
-			if ctx.Err() != nil {
+			case ctx.Err() != nil:
 				sp.Interrupted = true
 				return sp, ctx.Err()
-			}
-			if sp.AudioMS > 0 && !errors.Is(err, audio.ErrDeviceLost) {
+			case errors.Is(err, audio.ErrDeviceLost) || errors.Is(err, audio.ErrNoDevice) || errors.Is(err, audio.ErrUnavailable):
+				// The sound system failed, not the engine: re-read the
+				// devices and try once more.
+				if retried || errors.Is(err, audio.ErrUnavailable) || audio.Refresh() != nil {
+					return sp, v.noteErr(err)
+				}
+				retried = true
+				sp.AudioMS, sp.FirstAudio = 0, 0
+			case sp.AudioMS > 0:
 				// Part of it was heard: saying it again from the start with
 				// another voice would confuse more than it helps.
 				return sp, v.noteErr(fmt.Errorf("%s stopped after %d ms of audio: %w", synth.Name(), sp.AudioMS, err))
+			default:
+				failed = append(failed, fmt.Sprintf("%s: %v", synth.Name(), err))
+				break engine
 			}
-			if errors.Is(err, audio.ErrDeviceLost) || errors.Is(err, audio.ErrNoDevice) || errors.Is(err, audio.ErrUnavailable) {
-				if attempt > 0 || errors.Is(err, audio.ErrUnavailable) {
-					return sp, v.noteErr(err)
-				}
-				if rerr := audio.Refresh(); rerr != nil {
-					return sp, v.noteErr(err)
-				}
-				sp.AudioMS, sp.FirstAudio = 0, 0
-				break // retry once on the fresh device list
-			}
-			failed = append(failed, fmt.Sprintf("%s: %v", synth.Name(), err))
-			tried[i] = true
-		}
-		if len(failed) == len(v.o.TTS) {
-			break
 		}
 	}
 	return sp, v.noteErr(fmt.Errorf("text to speech failed: %s", strings.Join(failed, "; ")))

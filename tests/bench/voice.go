@@ -6,15 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/domo-agent/domo/servers/voice"
 	"github.com/domo-agent/domo/servers/voice/stt"
@@ -82,47 +77,6 @@ func (m *pacedMic) Read(ctx context.Context) ([]int16, error) {
 func (m *pacedMic) Device() string { return "recording" }
 func (m *pacedMic) Close() error   { return nil }
 
-// instantDeepgram is a streaming speech-to-text server that answers
-// Finalize at once.
-func instantDeepgram(text string) *httptest.Server {
-	up := websocket.Upgrader{}
-	return httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		conn, err := up.Upgrade(rw, r, nil)
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		for {
-			kind, b, err := conn.ReadMessage()
-			if err != nil {
-				return
-			}
-			if kind != websocket.TextMessage {
-				continue
-			}
-			var m struct{ Type string }
-			json.Unmarshal(b, &m)
-			switch m.Type {
-			case "Finalize":
-				conn.WriteJSON(map[string]any{"type": "Results", "is_final": true, "speech_final": true, "from_finalize": true,
-					"channel": map[string]any{"alternatives": []map[string]any{{"transcript": text, "confidence": 0.99}}}})
-			case "CloseStream":
-				return
-			}
-		}
-	}))
-}
-
-// instantWhisper is an OpenAI-compatible transcription server that answers
-// at once.
-func instantWhisper(text string) *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		r.ParseMultipartForm(32 << 20)
-		rw.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(rw).Encode(map[string]string{"text": text})
-	}))
-}
-
 const benchGrammar = `#JSGF V1.0;
 grammar home;
 public <command> = (turn | switch) (on | off) the (kitchen | bedroom | hall) (lights | heating);
@@ -147,16 +101,17 @@ func benchEndOfSpeech(ctx context.Context, w io.Writer) error {
 	}
 	rec := append(append(hiss(time.Second), speech...), hiss(4*time.Second)...)
 
-	dg := instantDeepgram(sentence)
+	// Both servers answer at once: what is timed is domo-voice's part.
+	dg := voicetest.NewDeepgram(sentence, 0)
 	defer dg.Close()
-	wh := instantWhisper(sentence)
+	wh := voicetest.NewWhisper(sentence, 0)
 	defer wh.Close()
 	backends := []struct {
 		name string
 		t    stt.Transcriber
 	}{
-		{"streaming (Deepgram protocol)", stt.NewStreaming(stt.StreamingConfig{URL: "ws" + strings.TrimPrefix(dg.URL, "http") + "/v1/listen"})},
-		{"OpenAI-compatible batch", stt.NewOpenAI(stt.OpenAIConfig{BaseURL: wh.URL + "/v1"})},
+		{"streaming (Deepgram protocol)", stt.NewStreaming(stt.StreamingConfig{URL: dg.ListenURL()})},
+		{"OpenAI-compatible batch", stt.NewOpenAI(stt.OpenAIConfig{BaseURL: wh.BaseURL()})},
 		{"pocketsphinx + JSGF grammar", stt.NewSphinx(stt.SphinxConfig{Grammar: benchGrammar})},
 	}
 	const runs = 8

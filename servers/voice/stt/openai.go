@@ -3,10 +3,8 @@ package stt
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/domo-agent/domo/servers/voice/speechapi"
 	"github.com/domo-agent/domo/servers/voice/wav"
 )
 
@@ -112,7 +111,7 @@ func (o *OpenAI) Transcribe(ctx context.Context, pcm []int16, rate int) (Result,
 	if err != nil {
 		var he *HTTPError
 		if !errors.As(err, &he) {
-			err = fmt.Errorf("transcribing at %s: %w", o.cfg.BaseURL, unwrapURL(err))
+			err = fmt.Errorf("transcribing at %s: %w", o.cfg.BaseURL, speechapi.UnwrapURL(err))
 		}
 		return res, err
 	}
@@ -120,55 +119,17 @@ func (o *OpenAI) Transcribe(ctx context.Context, pcm []int16, rate int) (Result,
 	return res, nil
 }
 
-// Check asks the server for its models. Any answer below 500 means it is
-// there, whether or not it lists models or likes the key.
+// Check asks the server for its models.
 func (o *OpenAI) Check(ctx context.Context) error {
 	if o.badURL != nil {
 		return o.badURL
 	}
-	u := o.base.JoinPath("models")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return err
-	}
-	if o.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+o.cfg.APIKey)
-	}
-	resp, err := o.cfg.HTTPClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("speech server at %s is not reachable: %w", o.cfg.BaseURL, unwrapURL(err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 500 {
-		return statusError(resp)
-	}
-	return nil
-}
-
-// unwrapURL drops the *url.Error wrapper, whose text repeats the URL the
-// caller already names.
-func unwrapURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
+	return speechapi.Check(ctx, o.cfg.HTTPClient, o.cfg.BaseURL, o.cfg.APIKey)
 }
 
 // HTTPError is an error status from a speech server, with the reason the
 // server gave.
-type HTTPError struct {
-	StatusCode int
-	Message    string // trimmed; may be empty
-}
-
-func (e *HTTPError) Error() string {
-	s := fmt.Sprintf("speech server answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	return s
-}
+type HTTPError = speechapi.HTTPError
 
 // statusErrors turns an error status into an *HTTPError before openai-go
 // does: its own error hides the server's message, and it cannot parse the
@@ -179,68 +140,5 @@ func statusErrors(req *http.Request, next option.MiddlewareNext) (*http.Response
 		return resp, err
 	}
 	defer resp.Body.Close()
-	return nil, statusError(resp)
-}
-
-func statusError(resp *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	return &HTTPError{StatusCode: resp.StatusCode, Message: serverMessage(body)}
-}
-
-// serverMessage finds the human part of an error body: OpenAI's
-// {"error":{"message"}}, whisper.cpp's {"error": "..."}, FastAPI's
-// {"detail": ...}, or the text itself.
-func serverMessage(body []byte) string {
-	var v struct {
-		Error   json.RawMessage `json:"error"`
-		Detail  json.RawMessage `json:"detail"`
-		Message string          `json:"message"`
-		ErrMsg  string          `json:"err_msg"` // Deepgram
-	}
-	msg := ""
-	if json.Unmarshal(body, &v) == nil {
-		var nested struct {
-			Message string `json:"message"`
-		}
-		var list []struct {
-			Msg string `json:"msg"`
-		}
-		var s string
-		switch {
-		case json.Unmarshal(v.Error, &nested) == nil && nested.Message != "":
-			msg = nested.Message
-		case json.Unmarshal(v.Error, &s) == nil && s != "":
-			msg = s
-		case json.Unmarshal(v.Detail, &s) == nil && s != "":
-			msg = s
-		case json.Unmarshal(v.Detail, &list) == nil && len(list) > 0:
-			var parts []string
-			for _, d := range list {
-				parts = append(parts, d.Msg)
-			}
-			msg = strings.Join(parts, "; ")
-		case v.Message != "":
-			msg = v.Message
-		case v.ErrMsg != "":
-			msg = v.ErrMsg
-		}
-	}
-	if msg == "" {
-		msg = string(body)
-	}
-	return trimMessage(msg)
-}
-
-// trimMessage makes a server's text fit in one line of an error.
-func trimMessage(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	const max = 300
-	if len(s) > max {
-		cut := max
-		for cut > 0 && s[cut]&0xC0 == 0x80 { // keep UTF-8 whole
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return nil, speechapi.StatusError(resp)
 }

@@ -1,34 +1,23 @@
 package stt
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/domo-agent/domo/servers/voice/wav"
+	"github.com/domo-agent/domo/servers/voice/voicetest"
 )
 
 // need skips a test when a program it drives is missing, loudly, and
 // fails it under CI, where the setup task installs them.
 func need(t *testing.T, programs ...string) {
 	t.Helper()
-	for _, p := range programs {
-		if _, err := exec.LookPath(p); err != nil {
-			msg := "!!! " + p + " is not installed, so this test cannot run; " +
-				"Debian: apt-get install pocketsphinx pocketsphinx-en-us espeak-ng !!!"
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	}
+	voicetest.RequirePrograms(t, programs...)
 	if err := NewSphinx(SphinxConfig{}).Check(context.Background()); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
@@ -42,11 +31,7 @@ func need(t *testing.T, programs ...string) {
 // espeak-ng's own 22.05 kHz.
 func speak(t *testing.T, text string) ([]int16, int) {
 	t.Helper()
-	out, err := exec.Command("espeak-ng", "--stdout", text).Output()
-	if err != nil {
-		t.Fatalf("espeak-ng: %v", err)
-	}
-	pcm, rate, err := wav.Decode(bytes.NewReader(out))
+	pcm, rate, err := voicetest.Speech(text)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/domo-agent/domo/servers/voice/speechapi"
 )
 
 // StreamingConfig points at a WebSocket server that speaks Deepgram's live
@@ -104,7 +106,7 @@ func (s *Streaming) dial(ctx context.Context, rate int) (*websocket.Conn, error)
 	conn, resp, err := d.DialContext(ctx, u.String(), h)
 	if err != nil {
 		if resp != nil && resp.StatusCode >= 300 {
-			return nil, fmt.Errorf("speech server at %s refused the stream: %w", s.where(), statusError(resp))
+			return nil, fmt.Errorf("speech server at %s refused the stream: %w", s.where(), speechapi.StatusError(resp))
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("connecting to speech server at %s: %w", s.where(), ctx.Err())

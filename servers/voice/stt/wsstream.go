@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/domo-agent/domo/servers/voice/speechapi"
 )
 
 // Errors a stream can fail with, inside a *StreamError.
@@ -289,7 +291,7 @@ func (st *wsStream) readLoop() {
 				}
 			}
 			st.mu.Lock()
-			st.failLocked(fmt.Errorf("%w: %s", ErrServer, trimMessage(why)))
+			st.failLocked(fmt.Errorf("%w: %s", ErrServer, speechapi.Trim(why)))
 			st.mu.Unlock()
 			st.halt()
 			return
@@ -352,7 +354,7 @@ func (st *wsStream) readEnded(err error) {
 	}
 	detail := "close code " + strconv.Itoa(code)
 	if reason != "" {
-		detail += ": " + trimMessage(reason)
+		detail += ": " + speechapi.Trim(reason)
 	}
 	st.failLocked(fmt.Errorf("%w before the final transcript (%s)", ErrDisconnected, detail))
 }

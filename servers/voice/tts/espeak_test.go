@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domo-agent/domo/servers/voice/voicetest"
 	"github.com/domo-agent/domo/servers/voice/wav"
 )
 
@@ -19,9 +19,7 @@ import (
 // setup installs it.
 func needEspeak(tb testing.TB) {
 	tb.Helper()
-	if _, err := exec.LookPath("espeak-ng"); err != nil {
-		tb.Skip("espeak-ng is not installed")
-	}
+	voicetest.RequirePrograms(tb, "espeak-ng")
 }
 
 // recorder is a sink that keeps all audio.

@@ -2,9 +2,7 @@ package tts
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -12,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/domo-agent/domo/servers/voice/wav"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/domo-agent/domo/servers/voice/speechapi"
+	"github.com/domo-agent/domo/servers/voice/wav"
 )
 
 // OpenAIConfig configures a server that speaks OpenAI's /v1/audio/speech:
@@ -98,9 +98,8 @@ func (o *OpenAI) Synthesize(ctx context.Context, text string, opts Options, sink
 		}
 		if res != nil && res.StatusCode >= 400 {
 			// openai-go put the error body back for us to read.
-			body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-			res.Body.Close()
-			return fmt.Errorf("speech server answered %s: %s", res.Status, serverMessage(body))
+			defer res.Body.Close()
+			return speechapi.StatusError(res)
 		}
 		return fmt.Errorf("speech server: %w", err)
 	}
@@ -117,7 +116,7 @@ func (o *OpenAI) Synthesize(ctx context.Context, text string, opts Options, sink
 	switch {
 	case media == "application/json" || strings.HasPrefix(media, "text/"):
 		msg, _ := io.ReadAll(io.LimitReader(body, 64<<10))
-		return fmt.Errorf("speech server answered %s instead of audio: %s", media, serverMessage(msg))
+		return fmt.Errorf("speech server answered %s instead of audio: %s", media, speechapi.Message(msg))
 	case isWAV(media) || string(head) == "RIFF":
 		wr, err := wav.NewReader(body)
 		if err != nil {
@@ -157,62 +156,7 @@ func isCompressed(media string) bool {
 	return false
 }
 
-// serverMessage finds the message in an error body: OpenAI's
-// {"error":{"message":…}}, FastAPI's {"detail":…}, or plain text.
-func serverMessage(body []byte) string {
-	body = bytes.TrimSpace(body)
-	var v any
-	if json.Unmarshal(body, &v) == nil {
-		if msg := findMessage(v); msg != "" {
-			return msg
-		}
-	}
-	s := strings.Join(strings.Fields(string(body)), " ")
-	if s == "" {
-		return "no message"
-	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
-}
-
-func findMessage(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case []any:
-		if len(v) > 0 {
-			return findMessage(v[0])
-		}
-	case map[string]any:
-		for _, k := range []string{"error", "message", "detail", "msg"} {
-			if msg := findMessage(v[k]); msg != "" {
-				return msg
-			}
-		}
-	}
-	return ""
-}
-
-// Check reports whether the server answers: GET <base>/models below 500.
+// Check reports whether the server answers.
 func (o *OpenAI) Check(ctx context.Context) error {
-	url := strings.TrimSuffix(o.cfg.BaseURL, "/") + "/models"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	if o.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+o.cfg.APIKey)
-	}
-	res, err := o.cfg.HTTPClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("speech server unreachable: %w", err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode >= 500 {
-		body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-		return fmt.Errorf("speech server answered %s: %s", res.Status, serverMessage(body))
-	}
-	return nil
+	return speechapi.Check(ctx, o.cfg.HTTPClient, o.cfg.BaseURL, o.cfg.APIKey)
 }

@@ -10,7 +10,6 @@ package voicetest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,33 +23,8 @@ import (
 	"github.com/domo-agent/domo/servers/voice/wav"
 )
 
-// Needs lists the programs the audio tests need.
-var Needs = []string{"pulseaudio", "pactl", "paplay", "parecord", "espeak-ng"}
-
 // Sink is the null sink's name; its monitor is Sink+".monitor".
 const Sink = "test_sink"
-
-// Missing returns the first of Needs (and extra) that is not installed.
-func Missing(extra ...string) string {
-	for _, bin := range append(append([]string{}, Needs...), extra...) {
-		if _, err := exec.LookPath(bin); err != nil {
-			return bin
-		}
-	}
-	return ""
-}
-
-// Require skips a test loudly when the audio packages are missing, and
-// fails it under CI, where they must be installed.
-func Require(tb testing.TB, extra ...string) {
-	tb.Helper()
-	if bin := Missing(extra...); bin != "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("CI=true and %s is missing: scripts/setup.sh installs it", bin)
-		}
-		tb.Skipf("SKIPPING AUDIO TEST: %s is missing (run `go tool task setup`)", bin)
-	}
-}
 
 // Pulse is a running private PulseAudio server.
 type Pulse struct {
@@ -253,35 +227,4 @@ func (r *Recording) Stop() []int16 {
 		<-r.done
 	}
 	return r.Samples()
-}
-
-// Speech speaks text with espeak-ng into memory: mono samples at its rate
-// (22050 Hz).
-func Speech(text string, args ...string) ([]int16, int, error) {
-	cmd := exec.Command("espeak-ng", append(append([]string{"--stdout"}, args...), text)...)
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, 0, fmt.Errorf("espeak-ng: %w", err)
-	}
-	pcm, rate, err := wav.Decode(bytes.NewReader(out))
-	if err != nil {
-		return nil, 0, err
-	}
-	if len(pcm) == 0 {
-		return nil, 0, errors.New("espeak-ng produced no audio")
-	}
-	return pcm, rate, nil
-}
-
-// Voiced returns how much of pcm, in 20 ms frames, is louder than -40 dBFS:
-// speech, not silence or hiss.
-func Voiced(pcm []int16, rate int) time.Duration {
-	frame := rate / 50
-	var n int
-	for i := 0; i+frame <= len(pcm); i += frame {
-		if wav.DBFS(pcm[i:i+frame]) > -40 {
-			n++
-		}
-	}
-	return time.Duration(n) * 20 * time.Millisecond
 }
